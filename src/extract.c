@@ -1,0 +1,232 @@
+/*
+ * extract.c - the libarchive read loop: one entry at a time, streamed.
+ */
+#include "config.h"
+
+#include <archive.h>
+#include <archive_entry.h>
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "extract.h"
+#include "names.h"
+#include "write.h"
+
+volatile sig_atomic_t se_interrupted;
+
+static const char *type_name(struct archive_entry *e)
+{
+	if (archive_entry_hardlink(e))
+		return "hardlink";
+	switch (archive_entry_filetype(e)) {
+	case AE_IFREG: return "file";
+	case AE_IFDIR: return "directory";
+	case AE_IFLNK: return "symlink";
+	case AE_IFIFO: return "fifo";
+	case AE_IFCHR: return "char-device";
+	case AE_IFBLK: return "block-device";
+	case AE_IFSOCK: return "socket";
+	default: return "unknown";
+	}
+}
+
+static void count(struct run *run, const char *name, const char *type,
+		  struct outcome o)
+{
+	report_entry(&run->rep, name, type, o.act, o.reason, o.err);
+	if (o.act == ACT_REFUSED)
+		run->refused++;
+	else if (o.act == ACT_FAILED)
+		run->failed++;
+}
+
+static struct archive *open_archive(struct run *run)
+{
+	struct archive *a = archive_read_new();
+	const char *file = run->opt.archive;
+
+	if (!a)
+		return NULL;
+	archive_read_support_filter_all(a);
+	archive_read_support_format_all(a);
+	if (file && strcmp(file, "-") == 0)
+		file = NULL;
+	if (archive_read_open_filename(a, file, 64 * 1024) != ARCHIVE_OK) {
+		warnx_msg("cannot read archive '%s': %s", file ? file : "-",
+			  archive_error_string(a));
+		archive_read_free(a);
+		return NULL;
+	}
+	return a;
+}
+
+/* Clean NAME (and a hardlink's TARGET) or say why not. */
+static bool clean_entry_name(struct run *run, const char *raw, char *out,
+			     bool is_dir, struct outcome *o)
+{
+	bool absolute;
+	enum name_verdict v = names_clean(raw, run->opt.strip_components, out,
+					  &absolute);
+
+	if (absolute && !run->warned_absolute && v != NAME_STRIPPED_AWAY) {
+		warnx_msg("removing leading '/' from member names");
+		run->warned_absolute = true;
+	}
+	switch (v) {
+	case NAME_OK:
+		return true;
+	case NAME_ROOT:
+		if (is_dir)
+			return true;
+		*o = (struct outcome){ ACT_REFUSED, "empty name", EINVAL, false };
+		return false;
+	case NAME_STRIPPED_AWAY:
+		*o = (struct outcome){ ACT_SKIPPED, names_verdict_reason(v), 0, false };
+		return false;
+	case NAME_TOO_LONG:
+		*o = (struct outcome){ ACT_REFUSED, names_verdict_reason(v),
+				       ENAMETOOLONG, false };
+		return false;
+	default:
+		*o = (struct outcome){ ACT_REFUSED, names_verdict_reason(v), EINVAL,
+				       false };
+		return false;
+	}
+}
+
+static struct outcome one_entry(struct run *run, struct archive_entry *e,
+				const char *raw, char *path)
+{
+	static char target[SE_PATH_MAX];
+	const char *hardlink = archive_entry_hardlink(e);
+	bool is_dir = !hardlink && archive_entry_filetype(e) == AE_IFDIR;
+	struct outcome o;
+
+	if (!clean_entry_name(run, raw, path, is_dir, &o))
+		return o;
+	if (!names_included(path, run->opt.includes, run->opt.n_includes) ||
+	    names_excluded(path, run->opt.excludes, run->opt.n_excludes))
+		return (struct outcome){ ACT_SKIPPED, "not selected", 0, false };
+	if (hardlink) {
+		/* CVE-2016-5418: a hardlink target gets the same name checks
+		 * as a name, then the same scoped resolution. */
+		if (!clean_entry_name(run, hardlink, target, false, &o)) {
+			if (o.act == ACT_REFUSED)
+				o.reason = o.err == ENAMETOOLONG ?
+					   "hardlink target too long" :
+					   "hardlink target is unsafe ('..' or empty)";
+			return o;
+		}
+	}
+	if (run->opt.flags & OPT_LIST)
+		return (struct outcome){ ACT_CREATED, NULL, 0, false };
+	if (hardlink)
+		return write_hardlink(run, e, path, target);
+	switch (archive_entry_filetype(e)) {
+	case AE_IFREG:
+		return write_regular(run, e, path);
+	case AE_IFDIR:
+		return write_directory(run, e, path);
+	case AE_IFLNK:
+		return write_symlink(run, e, path);
+	case AE_IFIFO:
+	case AE_IFCHR:
+	case AE_IFBLK:
+	case AE_IFSOCK:
+		return write_special(run, e, path);
+	default:
+		return (struct outcome){ ACT_REFUSED, "unknown entry type", EINVAL,
+					 false };
+	}
+}
+
+int extract_run(struct run *run)
+{
+	static char path[SE_PATH_MAX];
+	struct archive_entry *e;
+	char last[1024] = "";
+	int status = EXIT_ALL_EXTRACTED;
+	bool fatal = false;
+
+	run->tmp.dirfd = -1;
+	run->ar = open_archive(run);
+	if (!run->ar)
+		return EXIT_FATAL;
+
+	for (;;) {
+		const char *raw;
+		struct outcome o;
+		int r;
+
+		if (se_interrupted) {
+			char esc[1024];
+
+			warnx_msg("interrupted at entry '%s'",
+				  report_escape(last, esc, sizeof(esc)));
+			fatal = true;
+			break;
+		}
+		r = archive_read_next_header(run->ar, &e);
+		if (r == ARCHIVE_EOF)
+			break;
+		if (r == ARCHIVE_RETRY)
+			continue;
+		if (r == ARCHIVE_WARN)
+			warnx_msg("%s", archive_error_string(run->ar));
+		else if (r != ARCHIVE_OK) {
+			char esc[1024];
+
+			warnx_msg("archive unreadable after entry '%s': %s",
+				  report_escape(last, esc, sizeof(esc)),
+				  archive_error_string(run->ar));
+			fatal = true;
+			break;
+		}
+		raw = archive_entry_pathname(e);
+		if (!raw)
+			raw = "";
+		snprintf(last, sizeof(last), "%s", raw);
+		run->entries++;
+
+		o = one_entry(run, e, raw, path);
+		if (run->opt.flags & OPT_LIST) {
+			if (o.act == ACT_CREATED) {
+				char esc[SE_PATH_MAX * 4 + 8];
+
+				printf("%s\n", report_escape(path[0] ? path : ".", esc,
+							     sizeof(esc)));
+			} else {
+				count(run, raw, type_name(e), o);
+			}
+			continue;
+		}
+		count(run, raw, type_name(e), o);
+		if (o.fatal) {
+			char esc[1024];
+
+			warnx_msg("stopped at entry '%s': %s%s%s",
+				  report_escape(raw, esc, sizeof(esc)), o.reason,
+				  o.err ? ": " : "", o.err ? strerror(o.err) : "");
+			fatal = true;
+			break;
+		}
+		report_progress(&run->rep, run->entries, run->bytes, false);
+	}
+
+	if (!fatal && !(run->opt.flags & OPT_LIST) && !write_finish(run))
+		fatal = true;
+	if (fatal)
+		write_cleanup(run);
+	report_progress(&run->rep, run->entries, run->bytes, true);
+	archive_read_free(run->ar);
+	run->ar = NULL;
+	write_free(run);
+
+	if (fatal)
+		status = EXIT_FATAL;
+	else if (run->refused || run->failed)
+		status = EXIT_SOME_REFUSED;
+	return status;
+}

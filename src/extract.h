@@ -1,0 +1,106 @@
+/*
+ * extract.h - the run's one state struct and the extraction entry points.
+ */
+#ifndef SAFE_EXTRACT_EXTRACT_H
+#define SAFE_EXTRACT_EXTRACT_H
+
+#include <signal.h>
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <sys/types.h>
+
+#include "report.h"
+#include "resolve.h"
+
+/* Option bits; each weakening of the secure default is its own bit. */
+#define OPT_LIST		(1u << 0)	/* -t */
+#define OPT_VERBOSE		(1u << 1)	/* -v */
+#define OPT_IN_ROOT		(1u << 2)	/* --in-root: follow links, inside DEST */
+#define OPT_CROSS_MOUNTS	(1u << 3)	/* --cross-mounts */
+#define OPT_DEVICES		(1u << 4)	/* --devices */
+#define OPT_UNLINK		(1u << 5)	/* -U: remove a symlink in a dir's way */
+#define OPT_KEEP_OLD		(1u << 6)	/* -k: never replace */
+#define OPT_DURABLE		(1u << 7)	/* --durable: two syncfs */
+#define OPT_SAME_OWNER		(1u << 8)	/* root default; --no-same-owner clears */
+#define OPT_NUMERIC_OWNER	(1u << 9)	/* --numeric-owner */
+#define OPT_SAME_PERMS		(1u << 10)	/* -p; root default */
+#define OPT_XATTRS		(1u << 11)	/* --xattrs */
+#define OPT_ACLS		(1u << 12)	/* --acls */
+#define OPT_PROGRESS		(1u << 13)	/* --progress */
+#define OPT_REQUIRE_KERNEL	(1u << 14)	/* --require-kernel-scoping */
+
+/* Exit statuses (README.md, doc/safe-extract.1). */
+enum exit_status {
+	EXIT_ALL_EXTRACTED = 0,
+	EXIT_SOME_REFUSED = 1,
+	EXIT_FATAL = 2,
+};
+
+struct options {
+	unsigned int flags;
+	const char *archive;		/* NULL or "-": standard input */
+	const char *dest;
+	const char *report_path;
+	int strip_components;
+	char **includes;
+	size_t n_includes;
+	char **excludes;
+	size_t n_excludes;
+};
+
+/* A directory whose metadata waits until its contents are in. */
+struct deferred_dir {
+	char *path;
+	mode_t mode;
+	uid_t uid;
+	gid_t gid;
+	bool set_owner;
+	struct timespec times[2];
+	void *xattrs;			/* struct attr_blob list, --xattrs/--acls */
+	size_t seq;			/* archive order, for repeated names */
+};
+
+/* --durable: a file or link written under a temporary name. */
+struct pending {
+	char *dir;			/* cleaned parent path */
+	char *leaf;			/* final name */
+	char tmp[32];			/* temporary name in the same directory */
+	char *name;			/* the entry's name, for the report */
+	char *link_target;		/* hardlinks wait for the renames */
+};
+
+/* A temporary file that exists right now and must not outlive the run. */
+struct live_tmp {
+	int dirfd;
+	char name[32];
+};
+
+struct run {
+	struct options opt;
+	struct resolver rs;
+	struct report rep;
+	struct archive *ar;
+	mode_t umask;			/* the user's, applied by hand */
+	bool is_root;
+
+	struct deferred_dir *dirs;
+	size_t n_dirs, cap_dirs;
+	struct pending *pend;
+	size_t n_pend, cap_pend;
+	struct live_tmp tmp;		/* dirfd -1 when none */
+	/* Inodes of multi-link files this run made: the only ones a later
+	 * hardlink entry that carries data (cpio) may write into. */
+	struct { dev_t dev; ino_t ino; } *linked;
+	size_t n_linked, cap_linked;
+
+	bool warned_absolute;
+	uint64_t entries, bytes;
+	unsigned long refused, failed;
+};
+
+extern volatile sig_atomic_t se_interrupted;
+
+int extract_run(struct run *run);
+
+#endif

@@ -1,0 +1,119 @@
+/*
+ * names.c - cleaning and selecting archive names.
+ */
+#include "config.h"
+
+#include <fnmatch.h>
+#include <string.h>
+
+#include "names.h"
+
+enum name_verdict names_clean(const char *raw, int strip, char *out,
+			      bool *absolute)
+{
+	size_t o = 0;
+	const char *p = raw;
+
+	*absolute = raw[0] == '/';
+	out[0] = '\0';
+	if (raw[0] == '\0')
+		return NAME_EMPTY;
+
+	while (*p) {
+		const char *start;
+		size_t len;
+
+		while (*p == '/')
+			p++;
+		if (!*p)
+			break;
+		start = p;
+		while (*p && *p != '/')
+			p++;
+		len = (size_t)(p - start);
+
+		if (strip > 0) {
+			strip--;
+			continue;
+		}
+		if (len == 1 && start[0] == '.')
+			continue;
+		/* CVE-2001-1267, CVE-2007-4131 and every zip-slip since:
+		 * no component of an archive name may climb. */
+		if (len == 2 && start[0] == '.' && start[1] == '.')
+			return NAME_DOTDOT;
+		if (o + len + 2 > SE_PATH_MAX)
+			return NAME_TOO_LONG;
+		if (o)
+			out[o++] = '/';
+		memcpy(out + o, start, len);
+		o += len;
+		out[o] = '\0';
+	}
+	if (strip > 0)
+		return NAME_STRIPPED_AWAY;
+	return o ? NAME_OK : NAME_ROOT;
+}
+
+const char *names_verdict_reason(enum name_verdict v)
+{
+	switch (v) {
+	case NAME_OK:
+		return "ok";
+	case NAME_ROOT:
+		return "names the destination itself";
+	case NAME_EMPTY:
+		return "empty name";
+	case NAME_DOTDOT:
+		return "name contains a '..' component";
+	case NAME_TOO_LONG:
+		return "name longer than PATH_MAX";
+	case NAME_STRIPPED_AWAY:
+		return "nothing left after --strip-components";
+	}
+	return "bad name";
+}
+
+static bool match_one(const char *pattern, const char *name)
+{
+	char pat[SE_PATH_MAX];
+	size_t len = strlen(pattern);
+
+	/* "dir/" selects the same as "dir". */
+	while (len > 1 && pattern[len - 1] == '/')
+		len--;
+	if (len >= sizeof(pat))
+		return false;
+	memcpy(pat, pattern, len);
+	pat[len] = '\0';
+	while (pat[0] == '.' && pat[1] == '/')
+		memmove(pat, pat + 2, strlen(pat + 2) + 1);
+	return fnmatch(pat, name, FNM_LEADING_DIR) == 0;
+}
+
+bool names_included(const char *name, char *const *patterns, size_t n)
+{
+	if (n == 0)
+		return true;
+	for (size_t i = 0; i < n; i++)
+		if (match_one(patterns[i], name))
+			return true;
+	return false;
+}
+
+bool names_excluded(const char *name, char *const *patterns, size_t n)
+{
+	for (size_t i = 0; i < n; i++) {
+		const char *s = name;
+
+		for (;;) {
+			if (match_one(patterns[i], s))
+				return true;
+			s = strchr(s, '/');
+			if (!s)
+				break;
+			s++;
+		}
+	}
+	return false;
+}

@@ -1,0 +1,104 @@
+/*
+ * resolve.h - the one module that turns an archive path into a scoped fd.
+ *
+ * Every path that comes from an archive reaches the filesystem through the
+ * functions below, relative to the destination's root fd and never relative
+ * to the current directory or '/'.  Three backends give the same results:
+ *
+ *   RS_AT       this project's kernel AT_* flags (kernel/): opens through
+ *               openat2, and stat/link/chown/utimes/unlink scoped by the
+ *               kernel on a whole path from the root fd.
+ *   RS_OPENAT2  openat2(2) RESOLVE_* for every lookup; the other calls act
+ *               on one component inside a parent fd that openat2 resolved.
+ *   RS_WALK     no openat2 (ENOSYS, or EPERM from seccomp): a component
+ *               walk with O_PATH|O_NOFOLLOW and a mount check per step.
+ *               Correct for a quiet destination, but a concurrent rename can
+ *               move a walked directory outside between two steps.
+ *
+ * Strict mode: no symlink is ever followed, no mount is crossed, the path
+ * never leaves the root.  In-root mode: symlinks are followed as if the
+ * root fd were '/', magic links are refused, mounts are not crossed unless
+ * --cross-mounts.
+ */
+#ifndef SAFE_EXTRACT_RESOLVE_H
+#define SAFE_EXTRACT_RESOLVE_H
+
+#include <stdbool.h>
+#include <stdint.h>
+#include <sys/stat.h>
+#include <sys/types.h>
+
+enum rs_backend {
+	RS_AT,
+	RS_OPENAT2,
+	RS_WALK,
+};
+
+struct resolver {
+	int root_fd;		/* O_PATH|O_DIRECTORY of DEST */
+	enum rs_backend backend;
+	bool in_root;		/* --in-root */
+	bool cross_mounts;	/* --cross-mounts */
+	uint64_t resolve;	/* RESOLVE_* for a whole path from root_fd */
+	uint64_t resolve_one;	/* RESOLVE_* for one component in a scoped dir */
+	unsigned int at_scope;	/* AT_* for a whole path from root_fd */
+	uint64_t root_mnt_id;	/* walk: the mount the root is on */
+	dev_t root_dev;		/* walk, when statx has no mount id */
+	bool have_mnt_id;
+};
+
+struct rs_config {
+	const char *dest;
+	bool in_root;
+	bool cross_mounts;
+	bool require_kernel;	/* --require-kernel-scoping */
+	const char *forced;	/* SAFE_EXTRACT_RESOLVER, or NULL */
+};
+
+/*
+ * Open DEST and choose a backend.  Returns 0, or a negative errno with a
+ * message already printed (the caller exits 2).
+ */
+int rs_open_root(struct resolver *r, const struct rs_config *cfg);
+void rs_close(struct resolver *r);
+const char *rs_backend_name(enum rs_backend b);
+
+/*
+ * Open directory PATH (cleaned, relative; "" is the root) with OFLAGS
+ * (O_PATH, or O_RDONLY for a directory whose metadata will be set).  With
+ * CREATE, missing directories are made with DIRMODE, each inside its
+ * scoped parent with a single-component mkdirat.  Returns an fd or -errno.
+ */
+int rs_open_dir(struct resolver *r, const char *path, int oflags, bool create,
+		mode_t dirmode);
+
+/*
+ * The parent directory of PATH as an O_PATH fd (created when CREATE);
+ * *LEAF points at PATH's last component.
+ */
+int rs_open_parent(struct resolver *r, const char *path, bool create,
+		   mode_t dirmode, const char **leaf);
+
+/*
+ * Operations on an existing PATH that never follow its last component.
+ * DIRFD/LEAF, when DIRFD >= 0, are a parent fd this module returned and the
+ * last component: the backends without AT_* flags act there instead of
+ * resolving the parent again.  All return 0 or -errno.
+ */
+int rs_stat(struct resolver *r, int dirfd, const char *leaf, const char *path,
+	    struct stat *st);
+int rs_unlink(struct resolver *r, int dirfd, const char *leaf,
+	      const char *path, int flags);
+int rs_lchown(struct resolver *r, int dirfd, const char *leaf,
+	      const char *path, uid_t uid, gid_t gid);
+int rs_lutimes(struct resolver *r, int dirfd, const char *leaf,
+	       const char *path, const struct timespec ts[2]);
+
+/*
+ * Hard link TARGET (a cleaned archive path, resolved under the same scope,
+ * its last component not followed) as NEWLEAF in NEWDIRFD.
+ */
+int rs_link(struct resolver *r, const char *target, int newdirfd,
+	    const char *newleaf);
+
+#endif

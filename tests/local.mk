@@ -1,0 +1,40 @@
+# make check: owned by the tests; included from Makefile.am.
+#
+# Integration tests are sh scripts that print TAP (tests/lib/common.sh);
+# the C helpers below are the parts a shell cannot do: a seccomp filter
+# that hides openat2, and a concurrent attacker.
+
+check_PROGRAMS += \
+	tests/helpers/no-openat2 \
+	tests/helpers/swap-attacker
+
+tests_helpers_no_openat2_SOURCES = tests/helpers/no-openat2.c
+tests_helpers_swap_attacker_SOURCES = tests/helpers/swap-attacker.c
+
+TESTS += \
+	tests/cli.test \
+	tests/resolvers.test \
+	tests/entry-types.test \
+	tests/strict-mode.test \
+	tests/in-root.test \
+	tests/replace.test \
+	tests/metadata.test \
+	tests/nonroot.test \
+	tests/xattrs-acls.test \
+	tests/sparse.test \
+	tests/names.test \
+	tests/report.test \
+	tests/formats.test \
+	tests/fatal.test \
+	tests/signals.test \
+	tests/durable.test \
+	tests/concurrent-attack.test \
+	tests/equivalence.test \
+	tests/valgrind.test
+
+EXTRA_DIST += \
+	$(TESTS) \
+	tests/lib/common.sh \
+	tests/lib/mkar.py \
+	tests/lib/tree.py \
+	bench/run
