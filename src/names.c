@@ -13,6 +13,7 @@ enum name_verdict names_clean(const char *raw, int strip, char *out,
 {
 	size_t o = 0;
 	const char *p = raw;
+	bool stripped_any = false;
 
 	*absolute = raw[0] == '/';
 	out[0] = '\0';
@@ -34,6 +35,7 @@ enum name_verdict names_clean(const char *raw, int strip, char *out,
 
 		if (strip > 0) {
 			strip--;
+			stripped_any = true;
 			continue;
 		}
 		if (len == 1 && start[0] == '.')
@@ -50,7 +52,7 @@ enum name_verdict names_clean(const char *raw, int strip, char *out,
 		o += len;
 		out[o] = '\0';
 	}
-	if (strip > 0)
+	if (o == 0 && (strip > 0 || stripped_any))
 		return NAME_STRIPPED_AWAY;
 	return o ? NAME_OK : NAME_ROOT;
 }
