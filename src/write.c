@@ -1000,23 +1000,32 @@ static void finish_dirs(struct run *run)
 	}
 }
 
+/* syncfs(2) wants a real descriptor of the filesystem, not an O_PATH one. */
+static bool sync_dest(struct run *run)
+{
+	int fd = openat(run->rs.root_fd, ".", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+	bool good = fd >= 0 && syncfs(fd) == 0;
+
+	if (!good)
+		warnx_msg("syncfs on the destination failed: %s", strerror(errno));
+	if (fd >= 0)
+		close(fd);
+	return good;
+}
+
 bool write_finish(struct run *run)
 {
 	bool durable = run->opt.flags & OPT_DURABLE;
 	bool good = true;
 
-	if (durable && syncfs(run->rs.root_fd) < 0) {
-		warnx_msg("syncfs on the destination failed: %s", strerror(errno));
+	if (durable && !sync_dest(run))
 		return false;
-	}
 	if (durable)
 		good = finish_pending(run);
 	if (good)
 		finish_dirs(run);
-	if (durable && good && syncfs(run->rs.root_fd) < 0) {
-		warnx_msg("syncfs on the destination failed: %s", strerror(errno));
+	if (durable && good && !sync_dest(run))
 		return false;
-	}
 	return good;
 }
 
