@@ -595,7 +595,9 @@ int rs_open_root(struct resolver *r, const struct rs_config *cfg)
 		return -ENOSYS;
 	}
 	if (!kernel_ok)
-		warnx_msg("warning: openat2 unavailable: resolving paths in userspace; concurrent changes to the destination are not defended against");
+		warnx_msg("warning: %s: resolving paths in userspace; concurrent changes to the destination are not defended against",
+			  strcmp(want, "walk") == 0 ? "SAFE_EXTRACT_RESOLVER=walk" :
+			  "openat2 unavailable");
 	return 0;
 }
 

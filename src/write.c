@@ -336,7 +336,8 @@ static int apply_attrs(int fd, const struct attr_blob *list)
  * they refine; times last.
  */
 static struct outcome apply_fd_metadata(struct run *run, int fd, mode_t mode,
-					bool set_owner, uid_t uid, gid_t gid,
+					mode_t created_mode, bool set_owner,
+					uid_t uid, gid_t gid,
 					const struct attr_blob *attrs,
 					const struct timespec ts[2])
 {
@@ -344,7 +345,9 @@ static struct outcome apply_fd_metadata(struct run *run, int fd, mode_t mode,
 
 	if (set_owner && fchown(fd, uid, gid) < 0)
 		return fail("cannot set owner", errno);
-	if (fchmod(fd, mode) < 0)
+	/* CREATED_MODE is what the object was made with; chown only ever
+	 * clears set-id bits, which creation never sets. */
+	if (mode != created_mode && fchmod(fd, mode) < 0)
 		return fail("cannot set mode", errno);
 	err = apply_attrs(fd, attrs);
 	if (err)
@@ -523,6 +526,7 @@ static struct outcome copy_data(struct run *run, struct archive_entry *e,
 struct outcome write_regular(struct run *run, struct archive_entry *e,
 			     const char *path)
 {
+	mode_t mode = entry_mode(run, archive_entry_perm(e));
 	struct timespec ts[2];
 	struct attr_blob *attrs;
 	struct outcome o;
@@ -538,7 +542,7 @@ struct outcome write_regular(struct run *run, struct archive_entry *e,
 		tmp_name(tmp);
 		/* O_EXCL|O_NOFOLLOW: a name planted under us is never opened. */
 		fd = openat(dirfd, tmp, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW |
-			    O_CLOEXEC, 0600);
+			    O_CLOEXEC, mode & 0777);
 		if (fd >= 0 || errno != EEXIST || tries > 8)
 			break;
 	}
@@ -555,9 +559,8 @@ struct outcome write_regular(struct run *run, struct archive_entry *e,
 	if (o.act == ACT_CREATED) {
 		attrs = entry_attrs(run, e);
 		entry_times(e, ts);
-		o = apply_fd_metadata(run, fd, entry_mode(run, archive_entry_perm(e)),
-				      want_owner(run), entry_uid(run, e),
-				      entry_gid(run, e), attrs, ts);
+		o = apply_fd_metadata(run, fd, mode, mode & 0777, want_owner(run),
+				      entry_uid(run, e), entry_gid(run, e), attrs, ts);
 		attr_free(attrs);
 	}
 	if (close(fd) < 0 && o.act == ACT_CREATED) {
@@ -834,7 +837,7 @@ static struct outcome fill_linked(struct run *run, struct archive_entry *e,
 		attrs = entry_attrs(run, e);
 		entry_times(e, ts);
 		o = apply_fd_metadata(run, fd, entry_mode(run, archive_entry_perm(e)),
-				      want_owner(run), entry_uid(run, e),
+				      (mode_t)-1, want_owner(run), entry_uid(run, e),
 				      entry_gid(run, e), attrs, ts);
 		attr_free(attrs);
 	}
@@ -991,8 +994,9 @@ static void finish_dirs(struct run *run)
 		if (fd < 0)
 			o = resolve_outcome(run, -fd);
 		else
-			o = apply_fd_metadata(run, fd, d->mode, d->set_owner,
-					      d->uid, d->gid, d->xattrs, d->times);
+			o = apply_fd_metadata(run, fd, d->mode, (mode_t)-1,
+					      d->set_owner, d->uid, d->gid,
+					      d->xattrs, d->times);
 		if (fd >= 0)
 			close(fd);
 		if (o.act == ACT_REFUSED || o.act == ACT_FAILED)
