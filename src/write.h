@@ -3,7 +3,7 @@
  *
  * Each creates its object in a scoped parent fd from resolve.c with a
  * single-component name, and never writes into an inode that existed before
- * (CVE-2021-20206-style write-through of a planted hardlink or symlink): file
+ * (the write-through of a planted hardlink or symlink): file
  * data goes into a new temporary and is renamed over the name.
  */
 #ifndef SAFE_EXTRACT_WRITE_H

@@ -9,8 +9,8 @@
  *   |-- link_rel -> dir
  *   |-- link_abs -> /dir            absolute: in-root means R/dir
  *   |-- link_up  -> ../..           climbs out of R
- *   |-- escape   -> link_up/..      (the chained climb of CVE-2025-4138)
- *   |-- cur -> .    par -> cur/..   (the cur/par chain of CVE-2025-4517)
+ *   |-- escape   -> link_up/..      (a chained climb)
+ *   |-- cur -> .    par -> cur/..   (2025 tarfile-bypass chains)
  *   |-- procself -> /proc/self      in-root: R/proc/self, which is absent
  *   `-- dangling -> nowhere
  *   ../outside/                     must never be reached
