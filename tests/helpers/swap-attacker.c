@@ -1,7 +1,7 @@
 /*
  * swap-attacker - the concurrent attacker of tests/concurrent-attack.test.
  *
- * usage: swap-attacker [--ready=FILE] [--move] A B
+ * usage: swap-attacker [--ready=FILE] A B
  *
  * Exchanges the names A and B (renameat2 RENAME_EXCHANGE) in a tight loop
  * until SIGTERM or SIGINT.  With A a directory inside an extraction's
@@ -10,11 +10,6 @@
  * check followed by a path-based create) writes outside between the two.
  * This is the race of CVE-2018-15664 (docker cp) and of tar extractions
  * into a destination another user can write to.
- *
- * --move renames A to B and back instead (B must not exist): a directory
- * the extractor already opened goes outside the destination while it works
- * in it.  No resolution scheme that hands out directory fds defends
- * against this one; the test only reports what it does.
  *
  * --ready=FILE is created after the first successful swap, so the test
  * starts the extractor only once the attacker is really running.  On exit
@@ -53,7 +48,6 @@ static int exchange(const char *a, const char *b)
 int main(int argc, char **argv)
 {
 	const char *ready = NULL;
-	int move = 0;
 	unsigned long long swaps = 0, failures = 0;
 	struct sigaction sa;
 	int i = 1;
@@ -61,13 +55,11 @@ int main(int argc, char **argv)
 	for (; i < argc && strncmp(argv[i], "--", 2) == 0; i++) {
 		if (strncmp(argv[i], "--ready=", 8) == 0)
 			ready = argv[i] + 8;
-		else if (strcmp(argv[i], "--move") == 0)
-			move = 1;
 		else
 			break;
 	}
 	if (argc - i != 2) {
-		fprintf(stderr, "usage: swap-attacker [--ready=FILE] [--move] A B\n");
+		fprintf(stderr, "usage: swap-attacker [--ready=FILE] A B\n");
 		return 2;
 	}
 	const char *a = argv[i], *b = argv[i + 1];
@@ -78,19 +70,13 @@ int main(int argc, char **argv)
 	sigaction(SIGINT, &sa, NULL);
 
 	while (!stop) {
-		int r = move ? rename(a, b) : exchange(a, b);
-
-		if (r != 0) {
+		if (exchange(a, b) != 0) {
 			failures++;
-			if (errno != EBUSY && errno != ENOENT && failures > 1000000) {
+			if (failures > 1000000) {
 				perror("swap-attacker");
 				return 2;
 			}
 			continue;
-		}
-		if (move && rename(b, a) != 0) {
-			perror("swap-attacker: moving back");
-			return 2;
 		}
 		if (++swaps == 1 && ready) {
 			int fd = open(ready, O_WRONLY | O_CREAT | O_CLOEXEC, 0644);
@@ -101,7 +87,7 @@ int main(int argc, char **argv)
 	}
 	/* An odd number of exchanges leaves A and B swapped: undo one so
 	 * the test counts files in a known layout. */
-	if (!move && swaps % 2 == 1) {
+	if (swaps % 2 == 1) {
 		if (exchange(a, b) != 0)
 			perror("swap-attacker: swapping back");
 		else
