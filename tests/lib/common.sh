@@ -121,12 +121,20 @@ show_err() {
 # forces the fallback by environment; the seccomp ones make openat2 fail as
 # an old kernel (ENOSYS) or a container runtime's filter (EPERM) would, so
 # auto must fall back by itself.
-BACKENDS="auto walk-env seccomp-enosys seccomp-eperm"
+# A backend forced by name joins the list when this kernel can provide it.
+BACKENDS="auto"
+for _b in at openat2; do
+	if SAFE_EXTRACT_RESOLVER=$_b "$SAFE_EXTRACT" --print-resolver >/dev/null 2>&1; then
+		BACKENDS="$BACKENDS $_b-env"
+	fi
+done
+BACKENDS="$BACKENDS walk-env seccomp-enosys seccomp-eperm"
 
 # backend_prefix NAME: the SE_PREFIX for one of $BACKENDS.
 backend_prefix() {
 	case $1 in
 	auto) echo "" ;;
+	at-env) echo "env SAFE_EXTRACT_RESOLVER=at" ;;
 	openat2-env) echo "env SAFE_EXTRACT_RESOLVER=openat2" ;;
 	walk-env) echo "env SAFE_EXTRACT_RESOLVER=walk" ;;
 	seccomp-enosys) echo "$HELPERS/no-openat2 --errno=ENOSYS" ;;
