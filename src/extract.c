@@ -6,9 +6,13 @@
 #include <archive.h>
 #include <archive_entry.h>
 #include <errno.h>
+#include <fcntl.h>
+#include <poll.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
 
 #include "extract.h"
 #include "names.h"
@@ -42,18 +46,155 @@ static void count(struct run *run, const char *name, const char *type,
 		run->failed++;
 }
 
+/*
+ * The archive's bytes come through these callbacks rather than
+ * archive_read_open_filename(), which retries a read() that a signal
+ * interrupted: SIGINT on a stalled pipe would never be seen, and the
+ * temporary file of the entry being written would stay behind.  The signal
+ * handler writes to a self-pipe that the read waits on next to the input.
+ */
+#define READ_BLOCK (128 * 1024)
+
+struct source {
+	int fd;
+	bool seekable;
+	off_t size;
+	unsigned char buf[READ_BLOCK];
+};
+
+static int sig_pipe[2] = { -1, -1 };
+
+static void on_signal(int sig)
+{
+	int e = errno;
+
+	se_interrupted = sig;
+	if (sig_pipe[1] >= 0 && write(sig_pipe[1], "", 1) < 0) {
+		/* full pipe: the flag alone is enough */
+	}
+	errno = e;
+}
+
+void extract_install_signals(void)
+{
+	struct sigaction sa;
+
+	if (pipe2(sig_pipe, O_CLOEXEC | O_NONBLOCK) < 0)
+		sig_pipe[0] = sig_pipe[1] = -1;
+	memset(&sa, 0, sizeof(sa));
+	sa.sa_handler = on_signal;
+	sigemptyset(&sa.sa_mask);
+	sigaction(SIGINT, &sa, NULL);
+	sigaction(SIGTERM, &sa, NULL);
+	sigaction(SIGHUP, &sa, NULL);
+}
+
+static la_ssize_t source_read(struct archive *a, void *data, const void **buf)
+{
+	struct source *s = data;
+
+	for (;;) {
+		struct pollfd p[2] = {
+			{ .fd = s->fd, .events = POLLIN },
+			{ .fd = sig_pipe[0], .events = POLLIN },
+		};
+		ssize_t n;
+
+		if (se_interrupted) {
+			archive_set_error(a, EINTR, "interrupted");
+			return -1;
+		}
+		if (!s->seekable && poll(p, 2, -1) < 0 && errno != EINTR) {
+			archive_set_error(a, errno, "cannot wait for the archive");
+			return -1;
+		}
+		if (se_interrupted)
+			continue;
+		n = read(s->fd, s->buf, sizeof(s->buf));
+		if (n < 0 && (errno == EINTR || errno == EAGAIN))
+			continue;
+		if (n < 0) {
+			archive_set_error(a, errno, "cannot read the archive");
+			return -1;
+		}
+		*buf = s->buf;
+		return n;
+	}
+}
+
+static la_int64_t source_skip(struct archive *a, void *data, la_int64_t request)
+{
+	struct source *s = data;
+	off_t from, to;
+
+	if (!s->seekable)
+		return 0;	/* libarchive reads and discards instead */
+	from = lseek(s->fd, 0, SEEK_CUR);
+	if (from < 0)
+		return 0;
+	/* lseek happily goes past the end; a truncated archive must not
+	 * look complete, so never skip further than the file is long. */
+	to = from + (off_t)request > s->size ? s->size : from + (off_t)request;
+	if (to < from || lseek(s->fd, to, SEEK_SET) < 0)
+		return 0;
+	return to - from;
+}
+
+static la_int64_t source_seek(struct archive *a, void *data, la_int64_t offset,
+			      int whence)
+{
+	struct source *s = data;
+	off_t r = lseek(s->fd, (off_t)offset, whence);
+
+	return r < 0 ? ARCHIVE_FATAL : r;
+}
+
+static int source_close(struct archive *a, void *data)
+{
+	struct source *s = data;
+
+	if (s->fd > STDIN_FILENO)
+		close(s->fd);
+	free(s);
+	return ARCHIVE_OK;
+}
+
 static struct archive *open_archive(struct run *run)
 {
-	struct archive *a = archive_read_new();
 	const char *file = run->opt.archive;
+	struct archive *a;
+	struct source *s;
+	struct stat st;
 
-	if (!a)
-		return NULL;
-	archive_read_support_filter_all(a);
-	archive_read_support_format_all(a);
 	if (file && strcmp(file, "-") == 0)
 		file = NULL;
-	if (archive_read_open_filename(a, file, 64 * 1024) != ARCHIVE_OK) {
+	s = malloc(sizeof(*s));
+	if (!s)
+		return NULL;
+	/* The archive is named by the user, not by an archive: a plain open. */
+	s->fd = file ? open(file, O_RDONLY | O_CLOEXEC | O_NOCTTY) : STDIN_FILENO;
+	if (s->fd < 0) {
+		warnx_msg("cannot open archive '%s': %s", file, strerror(errno));
+		free(s);
+		return NULL;
+	}
+	s->seekable = fstat(s->fd, &st) == 0 && S_ISREG(st.st_mode);
+	s->size = s->seekable ? st.st_size : 0;
+
+	a = archive_read_new();
+	if (!a) {
+		source_close(NULL, s);
+		return NULL;
+	}
+	archive_read_support_filter_all(a);
+	archive_read_support_format_all(a);
+	archive_read_set_callback_data(a, s);
+	archive_read_set_read_callback(a, source_read);
+	archive_read_set_skip_callback(a, source_skip);
+	if (s->seekable)
+		archive_read_set_seek_callback(a, source_seek);
+	archive_read_set_close_callback(a, source_close);
+	if (archive_read_open1(a) != ARCHIVE_OK) {
 		warnx_msg("cannot read archive '%s': %s", file ? file : "-",
 			  archive_error_string(a));
 		archive_read_free(a);
@@ -171,8 +312,8 @@ int extract_run(struct run *run)
 		r = archive_read_next_header(run->ar, &e);
 		if (r == ARCHIVE_EOF)
 			break;
-		if (r == ARCHIVE_RETRY)
-			continue;
+		/* ARCHIVE_RETRY is a damaged header that libarchive would skip
+		 * past: a corrupt archive, so stop rather than guess. */
 		if (r == ARCHIVE_WARN)
 			warnx_msg("%s", archive_error_string(run->ar));
 		else if (r != ARCHIVE_OK) {

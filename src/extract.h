@@ -101,6 +101,9 @@ struct run {
 
 extern volatile sig_atomic_t se_interrupted;
 
+/* SIGINT, SIGTERM, SIGHUP: stop reading, remove temporaries, exit. */
+void extract_install_signals(void);
+
 int extract_run(struct run *run);
 
 #endif

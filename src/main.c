@@ -110,25 +110,6 @@ static void usage(FILE *f)
 "2 fatal (archive unreadable, destination unusable, interrupted).\n", f);
 }
 
-static void on_signal(int sig)
-{
-	se_interrupted = sig;
-}
-
-static void install_signals(void)
-{
-	struct sigaction sa;
-
-	memset(&sa, 0, sizeof(sa));
-	sa.sa_handler = on_signal;
-	sigemptyset(&sa.sa_mask);
-	/* No SA_RESTART: a read blocked on a pipe returns, and the loop
-	 * removes its temporary before the process ends. */
-	sigaction(SIGINT, &sa, NULL);
-	sigaction(SIGTERM, &sa, NULL);
-	sigaction(SIGHUP, &sa, NULL);
-}
-
 static bool push(char ***list, size_t *n, char *item)
 {
 	char **nl = realloc(*list, (*n + 1) * sizeof(**list));
@@ -247,7 +228,7 @@ int main(int argc, char **argv)
 		return EXIT_FATAL;
 	}
 
-	install_signals();
+	extract_install_signals();
 	status = extract_run(&run);
 
 	report_close(&run.rep);

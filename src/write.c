@@ -108,14 +108,14 @@ static mode_t entry_mode(struct run *run, mode_t m)
 	unsigned int f = run->opt.flags;
 
 	m &= 07777;
-	if (run->is_root && (f & OPT_SAME_PERMS))
+	/* As GNU tar: without -p only the rwx bits survive, less the umask. */
+	if (!(f & OPT_SAME_PERMS))
+		return m & 0777 & ~run->umask;
+	if (run->is_root)
 		return m;
 	/* Without root the owner cannot be restored, so neither may set-id
 	 * bits: they would apply to the extracting user. */
-	m &= ~(mode_t)(S_ISUID | S_ISGID);
-	if (f & OPT_SAME_PERMS)
-		return m;
-	return m & ~run->umask;
+	return m & ~(mode_t)(S_ISUID | S_ISGID);
 }
 
 static bool want_owner(struct run *run)
