@@ -181,3 +181,11 @@ as_nobody() {
 }
 
 have() { command -v "$1" >/dev/null 2>&1; }
+
+# traced CMD...: run CMD under strace (options in $STRACE_OPTS).  A sanitizer
+# build's leak checker stops the world with ptrace, which fails under
+# strace: leaks are checked by the untraced runs, so it is off here.
+traced() {
+	# shellcheck disable=SC2086
+	ASAN_OPTIONS="${ASAN_OPTIONS:+$ASAN_OPTIONS:}detect_leaks=0" strace $STRACE_OPTS "$@"
+}
