@@ -11,7 +11,7 @@ check_PROGRAMS += \
 tests_helpers_no_openat2_SOURCES = tests/helpers/no-openat2.c
 tests_helpers_swap_attacker_SOURCES = tests/helpers/swap-attacker.c
 
-TESTS += \
+SE_INTEGRATION_TESTS = \
 	tests/cli.test \
 	tests/resolvers.test \
 	tests/entry-types.test \
@@ -32,8 +32,10 @@ TESTS += \
 	tests/equivalence.test \
 	tests/valgrind.test
 
+TESTS += $(SE_INTEGRATION_TESTS)
+
 EXTRA_DIST += \
-	$(TESTS) \
+	$(SE_INTEGRATION_TESTS) \
 	tests/lib/common.sh \
 	tests/lib/mkar.py \
 	tests/lib/tree.py \
