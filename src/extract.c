@@ -36,16 +36,6 @@ static const char *type_name(struct archive_entry *e)
 	}
 }
 
-static void count(struct run *run, const char *name, const char *type,
-		  struct outcome o)
-{
-	report_entry(&run->rep, name, type, o.act, o.reason, o.err);
-	if (o.act == ACT_REFUSED)
-		run->refused++;
-	else if (o.act == ACT_FAILED)
-		run->failed++;
-}
-
 /*
  * The archive's bytes come through these callbacks rather than
  * archive_read_open_filename(), which retries a read() that a signal
@@ -339,11 +329,11 @@ int extract_run(struct run *run)
 				printf("%s\n", report_escape(path[0] ? path : ".", esc,
 							     sizeof(esc)));
 			} else {
-				count(run, raw, type_name(e), o);
+				outcome_report(run, raw, type_name(e), o);
 			}
 			continue;
 		}
-		count(run, raw, type_name(e), o);
+		outcome_report(run, raw, type_name(e), o);
 		if (o.fatal) {
 			char esc[1024];
 

@@ -907,8 +907,8 @@ struct outcome write_special(struct run *run, struct archive_entry *e,
 
 /* ---- the end of the run ----------------------------------------------- */
 
-static void report_outcome(struct run *run, const char *name, const char *type,
-			   struct outcome o)
+void outcome_report(struct run *run, const char *name, const char *type,
+		    struct outcome o)
 {
 	report_entry(&run->rep, name, type, o.act, o.reason, o.err);
 	if (o.act == ACT_REFUSED)
@@ -943,7 +943,7 @@ static bool finish_pending(struct run *run)
 			p->tmp[0] = '\0';
 		}
 		if (o.act == ACT_REFUSED || o.act == ACT_FAILED)
-			report_outcome(run, p->name, "file", o);
+			outcome_report(run, p->name, "file", o);
 		fatal = o.fatal;
 	}
 	if (dirfd >= 0)
@@ -963,7 +963,7 @@ static bool finish_pending(struct run *run)
 		if (dirfd >= 0)
 			close(dirfd);
 		if (o.act == ACT_REFUSED || o.act == ACT_FAILED)
-			report_outcome(run, p->name, "hardlink", o);
+			outcome_report(run, p->name, "hardlink", o);
 		fatal = o.fatal;
 	}
 	return !fatal;
@@ -1000,7 +1000,7 @@ static void finish_dirs(struct run *run)
 		if (fd >= 0)
 			close(fd);
 		if (o.act == ACT_REFUSED || o.act == ACT_FAILED)
-			report_outcome(run, d->path, "directory", o);
+			outcome_report(run, d->path, "directory", o);
 	}
 }
 

@@ -31,6 +31,10 @@ struct outcome write_hardlink(struct run *run, struct archive_entry *e,
 struct outcome write_special(struct run *run, struct archive_entry *e,
 			     const char *path);
 
+/* Report one entry's outcome and count refusals and failures. */
+void outcome_report(struct run *run, const char *name, const char *type,
+		    struct outcome o);
+
 /* After the last entry: --durable renames, deferred directory metadata. */
 bool write_finish(struct run *run);
 
