@@ -29,7 +29,6 @@ SE_INTEGRATION_TESTS = \
 	tests/signals.test \
 	tests/durable.test \
 	tests/concurrent-attack.test \
-	tests/corpus-backends.test \
 	tests/equivalence.test \
 	tests/valgrind.test
 
