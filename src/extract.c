@@ -195,16 +195,13 @@ static struct archive *open_archive(struct run *run)
 
 /* Clean NAME (and a hardlink's TARGET) or say why not. */
 static bool clean_entry_name(struct run *run, const char *raw, char *out,
-			     bool is_dir, struct outcome *o)
+			     bool is_dir, struct outcome *o, bool *absolute)
 {
-	bool absolute;
 	enum name_verdict v = names_clean(raw, run->opt.strip_components, out,
-					  &absolute);
+					  absolute);
 
-	if (absolute && !run->warned_absolute && v != NAME_STRIPPED_AWAY) {
-		warnx_msg("removing leading '/' from member names");
-		run->warned_absolute = true;
-	}
+	if (v == NAME_STRIPPED_AWAY)
+		*absolute = false;
 	switch (v) {
 	case NAME_OK:
 		return true;
@@ -233,23 +230,36 @@ static struct outcome one_entry(struct run *run, struct archive_entry *e,
 	static char target[SE_PATH_MAX];
 	const char *hardlink = archive_entry_hardlink(e);
 	bool is_dir = !hardlink && archive_entry_filetype(e) == AE_IFDIR;
+	bool absolute, target_absolute;
 	struct outcome o;
 
-	if (!clean_entry_name(run, raw, path, is_dir, &o))
+	if (!clean_entry_name(run, raw, path, is_dir, &o, &absolute)) {
+		/* As tar: members the command line did not select are not
+		 * examined, so an unselected bad name is not a refusal. */
+		if (run->opt.n_includes && o.act == ACT_REFUSED &&
+		    !names_included(raw + strspn(raw, "/"), run->opt.includes,
+				    run->opt.n_includes))
+			return (struct outcome){ ACT_SKIPPED, "not selected", 0, false };
 		return o;
+	}
 	if (!names_included(path, run->opt.includes, run->opt.n_includes) ||
 	    names_excluded(path, run->opt.excludes, run->opt.n_excludes))
 		return (struct outcome){ ACT_SKIPPED, "not selected", 0, false };
 	if (hardlink) {
 		/* CVE-2016-5418: a hardlink target gets the same name checks
 		 * as a name, then the same scoped resolution. */
-		if (!clean_entry_name(run, hardlink, target, false, &o)) {
+		if (!clean_entry_name(run, hardlink, target, false, &o,
+				      &target_absolute)) {
 			if (o.act == ACT_REFUSED)
 				o.reason = o.err == ENAMETOOLONG ?
 					   "hardlink target too long" :
 					   "hardlink target is unsafe ('..' or empty)";
 			return o;
 		}
+	}
+	if (absolute && !run->warned_absolute) {
+		warnx_msg("removing leading '/' from member names");
+		run->warned_absolute = true;
 	}
 	if (run->opt.flags & OPT_LIST)
 		return (struct outcome){ ACT_CREATED, NULL, 0, false };

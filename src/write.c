@@ -874,8 +874,11 @@ struct outcome write_hardlink(struct run *run, struct archive_entry *e,
 		o = fill_linked(run, e, dirfd, leaf);
 	if (dirfd >= 0)
 		close(dirfd);
-	if (o.err == EPERM)
+	if (o.err == EPERM) {
+		/* linkat's answer for a directory target: policy, not a fault. */
+		o.act = ACT_REFUSED;
 		o.reason = "hardlink target is a directory or not linkable";
+	}
 	else if (o.err == ENOENT)
 		o.reason = "hardlink target does not exist";
 	return o;
@@ -985,7 +988,8 @@ static int dir_cmp(const void *a, const void *b)
  * the same scope (a directory swapped for a symlink is not chmod'ed). */
 static void finish_dirs(struct run *run)
 {
-	qsort(run->dirs, run->n_dirs, sizeof(*run->dirs), dir_cmp);
+	if (run->n_dirs > 1)
+		qsort(run->dirs, run->n_dirs, sizeof(*run->dirs), dir_cmp);
 	for (size_t i = 0; i < run->n_dirs; i++) {
 		struct deferred_dir *d = &run->dirs[i];
 		struct outcome o = ok(ACT_CREATED);
