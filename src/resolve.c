@@ -490,8 +490,10 @@ static bool have_at_flags(int root_fd)
 {
 	const unsigned int strict = SE_AT_BENEATH | SE_AT_NO_SYMLINKS |
 				    SE_AT_XDEV | SE_AT_NO_MAGICLINKS;
+	/* Not both UTIME_OMIT: the kernel returns 0 for that before it
+	 * looks at the path or the flags. */
 	const struct timespec omit[2] = {
-		{ .tv_nsec = UTIME_OMIT }, { .tv_nsec = UTIME_OMIT },
+		{ .tv_nsec = UTIME_NOW }, { .tv_nsec = UTIME_OMIT },
 	};
 	struct stat st;
 
