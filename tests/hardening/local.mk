@@ -10,10 +10,27 @@ tests_helpers_exchange_attacker_SOURCES = tests/helpers/exchange-attacker.c
 tests_helpers_no_rename_noreplace_SOURCES = tests/helpers/no-rename-noreplace.c
 
 SE_HARDENING_TESTS = \
+	tests/hardening/metadata-exchange-race.test \
 	tests/hardening/hardlink-data-into-fifo.test \
 	tests/hardening/corrupt-member-data.test \
 	tests/hardening/iso-out-of-order.test \
-	tests/hardening/libarchive-message-escaping.test
+	tests/hardening/libarchive-message-escaping.test \
+	tests/hardening/durable-same-tree.test \
+	tests/hardening/durable-in-root-relinked-dir.test \
+	tests/hardening/metadata-failure-keeps-file.test \
+	tests/hardening/utf8-member-names.test \
+	tests/hardening/signals-leave-no-temporary.test \
+	tests/hardening/output-write-errors.test \
+	tests/hardening/empty-dir-in-the-way.test \
+	tests/hardening/repeated-dir-memory.test \
+	tests/hardening/xattr-namespace-policy.test \
+	tests/hardening/empty-input.test \
+	tests/hardening/durable-cpio-hardlinks.test \
+	tests/hardening/unmatched-patterns.test \
+	tests/hardening/no-same-owner-setid.test \
+	tests/hardening/keep-old-without-noreplace.test \
+	tests/hardening/out-of-range-ids.test \
+	tests/hardening/gzip-trailer-unverified.test
 
 TESTS += $(SE_HARDENING_TESTS)
 

@@ -28,9 +28,11 @@ entry carrying data).
   iso OUT NAME             ISO9660 + Rock Ridge: the file NAME (any bytes,
                            \\xNN escapes) whose data extent comes before the
                            root directory's extent
-  gzip OUT IN [crc|isize]  gzip member of the file IN with a stored deflate
-                           block; crc: one data byte inside the block
-                           changed; isize: the ISIZE trailer off by one
+  gzip OUT IN [crc|isize|crcfield|second]  gzip member of the file IN with
+                           a stored deflate block; crc: one data byte inside
+                           the block changed; isize: the ISIZE trailer off by
+                           one; crcfield: the CRC32 trailer off by one bit;
+                           second: two members, the second's CRC32 wrong
   pax OUT SPEC...          pax archive of file entries; SPEC is
                            NAME:MODE:UID:GID[:KEY=VALUE,...] where KEY=VALUE
                            are pax records (\\xNN escapes in the value)
@@ -321,23 +323,34 @@ def cmd_iso(out, name):
 
 # ---- gzip -------------------------------------------------------------------
 
-def cmd_gzip(out, src, damage=""):
-    data = open(src, "rb").read()
+def gzip_member(data, damage=""):
     c = zlib.compressobj(level=0, wbits=-15)
     body = bytearray(c.compress(data) + c.flush())
-    trailer = struct.pack("<II", zlib.crc32(data) & 0xffffffff,
-                          len(data) & 0xffffffff)
+    crc = zlib.crc32(data) & 0xffffffff
+    isize = len(data) & 0xffffffff
     if damage == "crc":
-        # A stored block: 1 byte BFINAL/BTYPE, LEN, NLEN, then the bytes as
-        # they are.  Change one well inside the first block (a tar header's
-        # name field of the first member stays as it was: byte 600 is in
-        # the first member's data when that member is not empty; any byte
-        # gives a wrong CRC).
+        # A stored block: 1 byte BFINAL/BTYPE, 2 LEN, 2 NLEN, then the
+        # bytes as they are.  Byte 600 of the input is in the first tar
+        # member's data (the test's first member is larger than 100 bytes):
+        # the tar still parses, the data and the CRC disagree.
         body[5 + 600] ^= 0x01
+    elif damage == "crcfield":
+        crc ^= 0x1
     elif damage == "isize":
-        trailer = trailer[:4] + struct.pack("<I", (len(data) + 1) & 0xffffffff)
+        isize = (isize + 1) & 0xffffffff
     hdr = b"\x1f\x8b\x08\x00" + struct.pack("<I", 1600000000) + b"\x00\x03"
-    write(out, hdr + bytes(body) + trailer)
+    return hdr + bytes(body) + struct.pack("<II", crc, isize)
+
+
+def cmd_gzip(out, src, damage=""):
+    data = open(src, "rb").read()
+    if damage == "second":
+        # Two members, split at a tar block boundary; the second's CRC
+        # field is wrong.
+        cut = (len(data) // 2) // BLOCK * BLOCK
+        write(out, gzip_member(data[:cut]) + gzip_member(data[cut:], "crcfield"))
+    else:
+        write(out, gzip_member(data, damage))
 
 
 # ---- pax files with records ------------------------------------------------
