@@ -7,8 +7,9 @@
  * HOLDER is a name inside the destination that is a hard link to the file
  * OUTSIDE (outside the destination, same file system).  The extractor
  * creates DIR/PREFIX00000 .. DIR/PREFIX<COUNT-1>, in that order.  For each
- * of those names in turn the attacker spins on
- * renameat2(name, holder, RENAME_EXCHANGE) until it succeeds: as soon as
+ * of those names in turn the attacker spins (fstatat until the name
+ * exists, then renameat2(name, holder, RENAME_EXCHANGE)) until the
+ * exchange succeeds: as soon as
  * the extractor has created the object, its name holds the hard link to
  * OUTSIDE instead, and the object moves to the holder's name.  The name
  * just attacked becomes the next holder, so the link stays inside DIR.
@@ -162,7 +163,13 @@ int main(int argc, char **argv)
 
 		snprintf(name, sizeof(name), "%s/%s%05ld", dir, prefix, k);
 		while (!stop) {
-			if (exchange(name, holder) == 0) {
+			struct stat st;
+
+			/* A lookup is lock-free; a failing rename still takes the
+			 * directory's lock, and spinning on it would starve the
+			 * extractor's creates in the same directory. */
+			if (fstatat(AT_FDCWD, name, &st, AT_SYMLINK_NOFOLLOW) == 0 &&
+			    exchange(name, holder) == 0) {
 				swapped = 1;
 				break;
 			}
