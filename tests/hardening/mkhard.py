@@ -12,8 +12,9 @@ entry carrying data).
                            file dir hardlink), owner 4242:4243, mode 0600
                            (dirs 0700), mtime 1234567890, user.race xattr on
                            files and dirs; hardlink: a file t first
-  dirs N                   to stdout: one ustar directory header 'd/' N times,
-                           then the end blocks (nothing is stored)
+  dirs N [xattr]           to stdout: one ustar directory header 'd/' N times,
+                           then the end blocks (nothing is stored); xattr:
+                           each with a pax header holding user.k (100 bytes)
   fifo-link-pax OUT        pax: FIFO p, then hardlink h -> p with 5 data bytes
                            (a pax size record: libarchive keeps a hardlink's
                            size only in pax archives)
@@ -160,9 +161,13 @@ def cmd_race(kind, n, out):
     write(out, b"".join(parts))
 
 
-def cmd_dirs(n):
+def cmd_dirs(n, xattr=""):
     n = int(n)
     h = header("d/", b"5", mode=0o755)
+    if xattr:
+        # Each copy with its own pax header carrying a 100-byte xattr.
+        rec = pax_records({"SCHILY.xattr.user.k": "v" * 100})
+        h = header("PaxHeader/d", b"x", size=len(rec)) + pad(rec) + h
     out = sys.stdout.buffer
     chunk = h * 1024
     while n >= 1024:
