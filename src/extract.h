@@ -10,6 +10,7 @@
 #include <stdint.h>
 #include <sys/types.h>
 
+#include "map.h"
 #include "report.h"
 #include "resolve.h"
 
@@ -47,27 +48,51 @@ struct options {
 	size_t n_includes;
 	char **excludes;
 	size_t n_excludes;
+	/* --xattrs-include/--xattrs-exclude; no include: only "user.*". */
+	char **xattr_includes;
+	size_t n_xattr_includes;
+	char **xattr_excludes;
+	size_t n_xattr_excludes;
+	const char *formats;		/* --format=LIST, or NULL */
 };
 
-/* A directory whose metadata waits until its contents are in. */
-struct deferred_dir {
-	char *path;
-	mode_t mode;
+/* Owner and mode as they will be applied, and why not all of them. */
+struct owner_plan {
+	bool set_owner;
 	uid_t uid;
 	gid_t gid;
-	bool set_owner;
-	struct timespec times[2];
-	void *xattrs;			/* struct attr_blob list, --xattrs/--acls */
-	size_t seq;			/* archive order, for repeated names */
+	mode_t mode;			/* set-id bits only with the owner */
+	const char *problem;		/* static reason, or NULL */
 };
 
-/* --durable: a file or link written under a temporary name. */
+/* A directory whose metadata waits until its contents are in: one record
+ * per directory, the last entry of that name wins. */
+struct deferred_dir {
+	char *path;
+	struct owner_plan own;
+	struct timespec times[2];
+	void *xattrs;			/* struct attr_blob list, --xattrs/--acls */
+	dev_t dev;			/* the directory this run made or found */
+	ino_t ino;
+};
+
+/* --durable: a directory that holds pending renames, kept open so the
+ * rename happens in the directory the temporary was made in. */
+struct dir_handle {
+	int fd;
+	dev_t dev;
+	ino_t ino;
+};
+
+/* --durable: a finished object under a temporary name, renamed at the end. */
 struct pending {
-	char *dir;			/* cleaned parent path */
+	size_t dir;			/* index into run->dirh */
 	char *leaf;			/* final name */
+	char *path;			/* cleaned path, for later entries beneath it */
 	char tmp[32];			/* temporary name in the same directory */
 	char *name;			/* the entry's name, for the report */
-	char *link_target;		/* hardlinks wait for the renames */
+	const char *type;		/* report type */
+	bool cancelled;			/* a later entry of the name replaced it */
 };
 
 /* A temporary file that exists right now and must not outlive the run. */
@@ -81,19 +106,29 @@ struct run {
 	struct resolver rs;
 	struct report rep;
 	struct archive *ar;
+	struct source *src;		/* extract.c: the archive's bytes */
+	uint64_t input_bytes;		/* read from the archive so far */
 	mode_t umask;			/* the user's, applied by hand */
 	bool is_root;
 
 	struct deferred_dir *dirs;
 	size_t n_dirs, cap_dirs;
+	struct map dir_index;		/* path -> dirs[] */
 	struct pending *pend;
 	size_t n_pend, cap_pend;
+	struct map pend_index;		/* "dev:ino/leaf" and "path" -> pend[] */
+	struct dir_handle *dirh;
+	size_t n_dirh, cap_dirh;
+	struct map dirh_index;		/* "dev:ino" -> dirh[] */
 	struct live_tmp tmp;		/* dirfd -1 when none */
 	/* Inodes of multi-link files this run made: the only ones a later
 	 * hardlink entry that carries data (cpio) may write into. */
 	struct { dev_t dev; ino_t ino; } *linked;
 	size_t n_linked, cap_linked;
 
+	bool *pattern_hit;		/* one per opt.includes */
+	char reason[512];		/* an outcome's reason built at run time */
+	bool output_failed;		/* stdout or the report could not be written */
 	bool warned_absolute;
 	uint64_t entries, bytes;
 	unsigned long refused, failed;
@@ -101,9 +136,12 @@ struct run {
 
 extern volatile sig_atomic_t se_interrupted;
 
-/* SIGINT, SIGTERM, SIGHUP: stop reading, remove temporaries, exit. */
+/* Every catchable terminating signal: stop, remove temporaries, die by it. */
 void extract_install_signals(void);
 
 int extract_run(struct run *run);
+
+/* Is NAME one of the formats --format= accepts? */
+bool extract_format_known(const char *name);
 
 #endif

@@ -8,11 +8,14 @@
 
 #include <errno.h>
 #include <getopt.h>
+#include <langinfo.h>
 #include <limits.h>
+#include <locale.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/resource.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -35,6 +38,9 @@ enum long_option {
 	LO_EXCLUDE,
 	LO_REQUIRE_KERNEL,
 	LO_PRINT_RESOLVER,
+	LO_XATTRS_INCLUDE,
+	LO_XATTRS_EXCLUDE,
+	LO_FORMAT,
 	LO_HELP,
 	LO_VERSION,
 };
@@ -60,6 +66,9 @@ static const struct option long_options[] = {
 	{ "numeric-owner", no_argument, NULL, LO_NUMERIC_OWNER },
 	{ "xattrs", no_argument, NULL, LO_XATTRS },
 	{ "acls", no_argument, NULL, LO_ACLS },
+	{ "xattrs-include", required_argument, NULL, LO_XATTRS_INCLUDE },
+	{ "xattrs-exclude", required_argument, NULL, LO_XATTRS_EXCLUDE },
+	{ "format", required_argument, NULL, LO_FORMAT },
 	{ "progress", no_argument, NULL, LO_PROGRESS },
 	{ "report", required_argument, NULL, LO_REPORT },
 	{ "strip-components", required_argument, NULL, LO_STRIP },
@@ -88,12 +97,17 @@ static void usage(FILE *f)
 "      --no-same-permissions  apply the umask, drop set-id bits\n"
 "      --no-same-owner    do not restore owners (root restores by default)\n"
 "      --numeric-owner    restore owners by number, ignoring names\n"
-"      --xattrs           restore extended attributes\n"
+"      --xattrs           restore extended attributes (user.* only, unless\n"
+"                         --xattrs-include=GLOB names others)\n"
+"      --xattrs-include=GLOB, --xattrs-exclude=GLOB  which xattrs; a\n"
+"                         security.capability needs the set-id rule too\n"
 "      --acls             restore POSIX ACLs\n"
 "      --strip-components=N  drop N leading components of each name\n"
 "      --exclude=GLOB     skip names matching GLOB\n"
 "      --durable          crash-safe: write all, syncfs, rename all, syncfs\n"
 "      --report=FILE      one JSON object per entry in FILE\n"
+"      --format=LIST      also read these formats (mtree, raw, empty, warc,\n"
+"                         all); the default is archive formats only\n"
 "      --progress         show entries and bytes done on a terminal\n"
 "\n"
 "Weakenings of the default (strict: no symlink, mount or /proc link is\n"
@@ -106,8 +120,9 @@ static void usage(FILE *f)
 "      --print-resolver   print the resolution backend and exit\n"
 "      --help, --version\n"
 "\n"
-"Exit status: 0 all extracted; 1 some entries refused or failed;\n"
-"2 fatal (archive unreadable, destination unusable, interrupted).\n", f);
+"Exit status: 0 all extracted; 1 some entries refused, failed or\n"
+"incomplete; 2 fatal (archive empty, unreadable or damaged, destination\n"
+"unusable, output unwritable, a member not found, interrupted).\n", f);
 }
 
 static bool push(char ***list, size_t *n, char *item)
@@ -129,6 +144,12 @@ int main(int argc, char **argv)
 	int c, status;
 	long n;
 	char *end;
+
+	/* Names come out byte for byte as a UTF-8 locale gives them (zip and
+	 * 7z store UTF-8); in a locale that cannot hold them, C.UTF-8. */
+	setlocale(LC_ALL, "");
+	if (strcmp(nl_langinfo(CODESET), "UTF-8") != 0)
+		setlocale(LC_CTYPE, "C.UTF-8");
 
 	memset(&run, 0, sizeof(run));
 	run.tmp.dirfd = -1;
@@ -160,6 +181,28 @@ int main(int argc, char **argv)
 		case LO_NUMERIC_OWNER: run.opt.flags |= OPT_NUMERIC_OWNER; break;
 		case LO_XATTRS: run.opt.flags |= OPT_XATTRS; break;
 		case LO_ACLS: run.opt.flags |= OPT_ACLS; break;
+		case LO_XATTRS_INCLUDE:
+			if (!push(&run.opt.xattr_includes, &run.opt.n_xattr_includes, optarg))
+				return EXIT_FATAL;
+			break;
+		case LO_XATTRS_EXCLUDE:
+			if (!push(&run.opt.xattr_excludes, &run.opt.n_xattr_excludes, optarg))
+				return EXIT_FATAL;
+			break;
+		case LO_FORMAT:
+			for (char *p = optarg; *p;) {
+				size_t len = strcspn(p, ",");
+				char name[32];
+
+				snprintf(name, sizeof(name), "%.*s", (int)len, p);
+				if (len >= sizeof(name) || !extract_format_known(name)) {
+					warnx_msg("--format: unknown format '%s'", name);
+					return EXIT_FATAL;
+				}
+				p += len + (p[len] == ',');
+			}
+			run.opt.formats = optarg;
+			break;
 		case LO_PROGRESS: run.opt.flags |= OPT_PROGRESS; break;
 		case LO_REPORT: run.opt.report_path = optarg; break;
 		case LO_STRIP:
@@ -228,14 +271,37 @@ int main(int argc, char **argv)
 		return EXIT_FATAL;
 	}
 
+	/* --durable keeps one fd per directory with pending renames. */
+	{
+		struct rlimit rl;
+
+		if (getrlimit(RLIMIT_NOFILE, &rl) == 0 && rl.rlim_cur < rl.rlim_max) {
+			rl.rlim_cur = rl.rlim_max;
+			setrlimit(RLIMIT_NOFILE, &rl);
+		}
+	}
+
 	extract_install_signals();
 	status = extract_run(&run);
 
-	report_close(&run.rep);
+	/* What reached standard output and the report after the run (late
+	 * refusals) must have been written too. */
+	if (report_close(&run.rep) < 0 && !run.output_failed) {
+		warnx_msg("cannot write the report '%s': %s", run.opt.report_path,
+			  strerror(errno ? errno : EIO));
+		run.output_failed = true;
+	}
+	if ((fflush(stdout) != 0 || ferror(stdout)) && !run.output_failed) {
+		warnx_msg("cannot write standard output: %s", strerror(errno ? errno : EIO));
+		run.output_failed = true;
+	}
+	if (run.output_failed)
+		status = EXIT_FATAL;
 	rs_close(&run.rs);
 	free(run.opt.includes);
 	free(run.opt.excludes);
-	fflush(stdout);
+	free(run.opt.xattr_includes);
+	free(run.opt.xattr_excludes);
 	if (se_interrupted) {
 		/* Die by the signal, so the caller sees how we ended. */
 		signal((int)se_interrupted, SIG_DFL);

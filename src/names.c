@@ -93,14 +93,22 @@ static bool match_one(const char *pattern, const char *name)
 	return fnmatch(pat, name, FNM_LEADING_DIR) == 0;
 }
 
-bool names_included(const char *name, char *const *patterns, size_t n)
+bool names_included(const char *name, char *const *patterns, size_t n,
+		    bool *hit)
 {
+	bool any = false;
+
 	if (n == 0)
 		return true;
-	for (size_t i = 0; i < n; i++)
-		if (match_one(patterns[i], name))
-			return true;
-	return false;
+	for (size_t i = 0; i < n; i++) {
+		if (!match_one(patterns[i], name))
+			continue;
+		any = true;
+		if (!hit)
+			break;
+		hit[i] = true;
+	}
+	return any;
 }
 
 bool names_excluded(const char *name, char *const *patterns, size_t n)

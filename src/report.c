@@ -19,6 +19,7 @@ static const char *const action_names[] = {
 	[ACT_SKIPPED] = "skipped",
 	[ACT_REFUSED] = "refused",
 	[ACT_FAILED] = "failed",
+	[ACT_INCOMPLETE] = "incomplete",
 };
 
 char *report_escape(const char *name, char *buf, size_t bufsz)
@@ -54,6 +55,31 @@ char *report_escape(const char *name, char *buf, size_t bufsz)
 	return buf;
 }
 
+char *report_sanitize(const char *msg, char *buf, size_t bufsz)
+{
+	static const char hex[] = "0123456789abcdef";
+	size_t o = 0;
+
+	for (const unsigned char *p = (const unsigned char *)msg; *p; p++) {
+		/* Keep room for an escape and the "..." of a truncation. */
+		if (o + 8 > bufsz) {
+			memcpy(buf + o, "...", 3);
+			o += 3;
+			break;
+		}
+		if (*p >= 0x20 && *p < 0x7f) {
+			buf[o++] = (char)*p;
+		} else {
+			buf[o++] = '\\';
+			buf[o++] = 'x';
+			buf[o++] = hex[*p >> 4];
+			buf[o++] = hex[*p & 0xf];
+		}
+	}
+	buf[o] = '\0';
+	return buf;
+}
+
 int report_open(struct report *rep, const char *json_path)
 {
 	if (json_path) {
@@ -73,12 +99,21 @@ int report_open(struct report *rep, const char *json_path)
 	return 0;
 }
 
-void report_close(struct report *rep)
+int report_close(struct report *rep)
 {
+	int ret = 0;
+
 	if (rep->json) {
-		fclose(rep->json);
+		if (ferror(rep->json) | (fclose(rep->json) != 0))
+			ret = -(errno ? errno : EIO);
 		rep->json = NULL;
 	}
+	return ret;
+}
+
+bool report_failed(const struct report *rep)
+{
+	return ferror(stdout) || (rep->json && ferror(rep->json));
 }
 
 const char *errno_name(int err)
@@ -116,18 +151,20 @@ static void json_string(FILE *f, const char *s)
 void report_entry(struct report *rep, const char *name, const char *type,
 		  enum entry_action act, const char *reason, int err)
 {
-	char esc[1024];
+	char esc[1024], why[1024];
 
-	if (act == ACT_REFUSED || act == ACT_FAILED) {
+	if (act == ACT_REFUSED || act == ACT_FAILED || act == ACT_INCOMPLETE) {
 		report_escape(name, esc, sizeof(esc));
+		/* Reasons can quote libarchive, which quotes the archive. */
+		report_sanitize(reason ? reason : "", why, sizeof(why));
 		if (rep->progress)
 			fputc('\n', stderr);
 		if (err)
 			fprintf(stderr, "safe-extract: %s '%s': %s (%s)\n",
-				action_names[act], esc, reason, errno_name(err));
+				action_names[act], esc, why, errno_name(err));
 		else
 			fprintf(stderr, "safe-extract: %s '%s': %s\n",
-				action_names[act], esc, reason);
+				action_names[act], esc, why);
 	} else if (rep->verbose && act != ACT_SKIPPED) {
 		report_escape(name, esc, sizeof(esc));
 		printf("%s\n", esc);
@@ -175,11 +212,13 @@ void report_progress(struct report *rep, uint64_t entries, uint64_t bytes,
 
 void warnx_msg(const char *fmt, ...)
 {
+	char msg[4096], safe[4096 * 4 + 8];
 	va_list ap;
 
-	fputs("safe-extract: ", stderr);
 	va_start(ap, fmt);
-	vfprintf(stderr, fmt, ap);
+	vsnprintf(msg, sizeof(msg), fmt, ap);
 	va_end(ap);
-	fputc('\n', stderr);
+	/* Every message may quote libarchive or the archive: one filter for
+	 * all of them rather than a check at each call. */
+	fprintf(stderr, "safe-extract: %s\n", report_sanitize(msg, safe, sizeof(safe)));
 }

@@ -18,6 +18,7 @@ enum entry_action {
 	ACT_SKIPPED,
 	ACT_REFUSED,
 	ACT_FAILED,
+	ACT_INCOMPLETE,		/* at its name, but some metadata is missing */
 };
 
 struct report {
@@ -30,8 +31,19 @@ struct report {
 /* Escape NAME for a terminal: printable ASCII except \ and ' kept. */
 char *report_escape(const char *name, char *buf, size_t bufsz);
 
+/*
+ * Make a message safe for a terminal without re-escaping what is already
+ * escaped: control bytes, DEL and non-ASCII become \xNN, the rest stays.
+ * For strings that may carry archive bytes (libarchive's errors, reasons).
+ */
+char *report_sanitize(const char *msg, char *buf, size_t bufsz);
+
 int report_open(struct report *rep, const char *json_path);
-void report_close(struct report *rep);
+/* Close the report; -errno when anything written to it was lost. */
+int report_close(struct report *rep);
+
+/* Has a write to standard output or to the report failed? */
+bool report_failed(const struct report *rep);
 
 /*
  * One entry's outcome.  Refusals and failures always print one stderr line

@@ -378,6 +378,11 @@ int rs_open_parent(struct resolver *r, const char *path, bool create,
 	return rs_open_dir(r, parent, O_PATH, create, dirmode);
 }
 
+int rs_open_leaf(struct resolver *r, int dirfd, const char *leaf, int oflags)
+{
+	return lookup_one(r, dirfd, leaf, oflags | O_NOFOLLOW);
+}
+
 /* ---- operations on a path that do not open it ------------------------- */
 
 /*
@@ -423,26 +428,6 @@ int rs_unlink(struct resolver *r, int dirfd, const char *leaf,
 		return unlinkat(r->root_fd, path, flags | r->at_scope) < 0 ?
 		       -errno : 0;
 	WITH_PARENT(r, dirfd, leaf, path, unlinkat(dfd, lf, flags));
-}
-
-int rs_lchown(struct resolver *r, int dirfd, const char *leaf,
-	      const char *path, uid_t uid, gid_t gid)
-{
-	if (r->backend == RS_AT)
-		return fchownat(r->root_fd, path, uid, gid,
-				AT_SYMLINK_NOFOLLOW | r->at_scope) < 0 ? -errno : 0;
-	WITH_PARENT(r, dirfd, leaf, path,
-		    fchownat(dfd, lf, uid, gid, AT_SYMLINK_NOFOLLOW));
-}
-
-int rs_lutimes(struct resolver *r, int dirfd, const char *leaf,
-	       const char *path, const struct timespec ts[2])
-{
-	if (r->backend == RS_AT)
-		return utimensat(r->root_fd, path, ts,
-				 AT_SYMLINK_NOFOLLOW | r->at_scope) < 0 ? -errno : 0;
-	WITH_PARENT(r, dirfd, leaf, path,
-		    utimensat(dfd, lf, ts, AT_SYMLINK_NOFOLLOW));
 }
 
 int rs_link(struct resolver *r, const char *target, int newdirfd,

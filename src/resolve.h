@@ -80,6 +80,14 @@ int rs_open_parent(struct resolver *r, const char *path, bool create,
 		   mode_t dirmode, const char **leaf);
 
 /*
+ * Open LEAF, one component in DIRFD (a parent fd this module returned),
+ * never following it: with O_PATH, a symlink is opened as itself.  This is
+ * how a writer gets an fd of the object it just made, so that metadata is
+ * applied to that object and never again by name.  Returns an fd or -errno.
+ */
+int rs_open_leaf(struct resolver *r, int dirfd, const char *leaf, int oflags);
+
+/*
  * Operations on an existing PATH that never follow its last component.
  * DIRFD/LEAF, when DIRFD >= 0, are a parent fd this module returned and the
  * last component: the backends without AT_* flags act there instead of
@@ -89,11 +97,6 @@ int rs_stat(struct resolver *r, int dirfd, const char *leaf, const char *path,
 	    struct stat *st);
 int rs_unlink(struct resolver *r, int dirfd, const char *leaf,
 	      const char *path, int flags);
-int rs_lchown(struct resolver *r, int dirfd, const char *leaf,
-	      const char *path, uid_t uid, gid_t gid);
-int rs_lutimes(struct resolver *r, int dirfd, const char *leaf,
-	       const char *path, const struct timespec ts[2]);
-
 /*
  * Hard link TARGET (a cleaned archive path, resolved under the same scope,
  * its last component not followed) as NEWLEAF in NEWDIRFD.

@@ -7,8 +7,10 @@
 #include <archive_entry.h>
 #include <errno.h>
 #include <fcntl.h>
+#include <fnmatch.h>
 #include <grp.h>
 #include <pwd.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -101,64 +103,99 @@ static void tmp_name(char out[32])
 	out[o] = '\0';
 }
 
-/* ---- metadata --------------------------------------------------------- */
+/* ---- owners and modes ------------------------------------------------- */
 
-static mode_t entry_mode(struct run *run, mode_t m)
-{
-	unsigned int f = run->opt.flags;
-
-	m &= 07777;
-	/* As GNU tar: without -p only the rwx bits survive, less the umask. */
-	if (!(f & OPT_SAME_PERMS))
-		return m & 0777 & ~run->umask;
-	if (run->is_root)
-		return m;
-	/* Without root the owner cannot be restored, so neither may set-id
-	 * bits: they would apply to the extracting user. */
-	return m & ~(mode_t)(S_ISUID | S_ISGID);
-}
-
-static bool want_owner(struct run *run)
-{
-	return run->is_root && (run->opt.flags & OPT_SAME_OWNER);
-}
-
-static uid_t entry_uid(struct run *run, struct archive_entry *e)
+/*
+ * The owner id an entry names: by name unless --numeric-owner, else by
+ * number.  False when the number cannot be an owner: chown(2) takes 32
+ * bits and reads (uid_t)-1 as "leave it", so a pax uid=4294967296 would
+ * become root and 4294967295 would silently keep the extracting user.
+ */
+static bool entry_uid(struct run *run, struct archive_entry *e, uid_t *out)
 {
 	static char cached[64];
 	static uid_t cached_uid;
 	const char *name = archive_entry_uname(e);
+	la_int64_t id = archive_entry_uid(e);
 	struct passwd *pw;
 
-	if ((run->opt.flags & OPT_NUMERIC_OWNER) || !name || !*name)
-		return (uid_t)archive_entry_uid(e);
-	if (strcmp(name, cached) == 0)
-		return cached_uid;
-	pw = getpwnam(name);
-	if (!pw)
-		return (uid_t)archive_entry_uid(e);
-	snprintf(cached, sizeof(cached), "%s", name);
-	cached_uid = pw->pw_uid;
-	return pw->pw_uid;
+	if (!(run->opt.flags & OPT_NUMERIC_OWNER) && name && *name) {
+		if (strcmp(name, cached) == 0) {
+			*out = cached_uid;
+			return true;
+		}
+		pw = getpwnam(name);
+		if (pw) {
+			snprintf(cached, sizeof(cached), "%s", name);
+			cached_uid = pw->pw_uid;
+			*out = pw->pw_uid;
+			return true;
+		}
+	}
+	if (id < 0 || id >= (la_int64_t)UINT32_MAX)
+		return false;
+	*out = (uid_t)id;
+	return true;
 }
 
-static gid_t entry_gid(struct run *run, struct archive_entry *e)
+static bool entry_gid(struct run *run, struct archive_entry *e, gid_t *out)
 {
 	static char cached[64];
 	static gid_t cached_gid;
 	const char *name = archive_entry_gname(e);
+	la_int64_t id = archive_entry_gid(e);
 	struct group *gr;
 
-	if ((run->opt.flags & OPT_NUMERIC_OWNER) || !name || !*name)
-		return (gid_t)archive_entry_gid(e);
-	if (strcmp(name, cached) == 0)
-		return cached_gid;
-	gr = getgrnam(name);
-	if (!gr)
-		return (gid_t)archive_entry_gid(e);
-	snprintf(cached, sizeof(cached), "%s", name);
-	cached_gid = gr->gr_gid;
-	return gr->gr_gid;
+	if (!(run->opt.flags & OPT_NUMERIC_OWNER) && name && *name) {
+		if (strcmp(name, cached) == 0) {
+			*out = cached_gid;
+			return true;
+		}
+		gr = getgrnam(name);
+		if (gr) {
+			snprintf(cached, sizeof(cached), "%s", name);
+			cached_gid = gr->gr_gid;
+			*out = gr->gr_gid;
+			return true;
+		}
+	}
+	if (id < 0 || id >= (la_int64_t)UINT32_MAX)
+		return false;
+	*out = (gid_t)id;
+	return true;
+}
+
+/*
+ * Owner and mode for entry E.  As GNU tar: without -p only the rwx bits
+ * survive, less the umask.  Set-id bits survive only together with the
+ * owner they were meant for: a 6755 file of uid 1000 extracted by root
+ * with --no-same-owner, or with an owner id out of range, would otherwise
+ * become set-uid root.
+ */
+static struct owner_plan plan_owner(struct run *run, struct archive_entry *e)
+{
+	unsigned int f = run->opt.flags;
+	struct owner_plan p = { .mode = archive_entry_perm(e) & 07777 };
+	mode_t asked = p.mode;
+
+	if (!(f & OPT_SAME_PERMS))
+		p.mode &= 0777 & ~run->umask;
+	p.set_owner = run->is_root && (f & OPT_SAME_OWNER);
+	if (p.set_owner && (!entry_uid(run, e, &p.uid) || !entry_gid(run, e, &p.gid))) {
+		p.set_owner = false;
+		p.problem = (asked & (S_ISUID | S_ISGID)) ?
+			    "owner id out of range: owner and set-id bits not restored" :
+			    "owner id out of range: owner not restored";
+	}
+	if (!(run->is_root && (f & OPT_SAME_PERMS) && p.set_owner))
+		p.mode &= ~(mode_t)(S_ISUID | S_ISGID);
+	return p;
+}
+
+/* May file capabilities be restored?  They are set-uid by another name. */
+static bool caps_allowed(struct run *run, const struct owner_plan *p)
+{
+	return run->is_root && (run->opt.flags & OPT_SAME_PERMS) && p->set_owner;
 }
 
 static void entry_times(struct archive_entry *e, struct timespec ts[2])
@@ -179,9 +216,11 @@ static void entry_times(struct archive_entry *e, struct timespec ts[2])
 	}
 }
 
+/* ---- extended attributes and ACLs ------------------------------------- */
+
 /*
- * Extended attributes and ACLs, kept as a list of (name, value) so that a
- * directory's can wait for its deferred metadata.
+ * Kept as a list of (name, value) so that a directory's can wait for its
+ * deferred metadata.
  */
 struct attr_blob {
 	struct attr_blob *next;
@@ -296,7 +335,38 @@ static void acl_collect(struct archive_entry *e, int type, mode_t mode,
 		 buf, 4 + n * sizeof(ent[0]));
 }
 
-static struct attr_blob *entry_attrs(struct run *run, struct archive_entry *e)
+static bool xattr_listed(const char *name, char *const *globs, size_t n)
+{
+	for (size_t i = 0; i < n; i++)
+		if (fnmatch(globs[i], name, 0) == 0)
+			return true;
+	return false;
+}
+
+/*
+ * Which archive xattrs are restored.  As GNU tar: only "user.*" unless
+ * --xattrs-include names others, minus --xattrs-exclude.  trusted.* and
+ * security.* change what the kernel or a security module lets the file do;
+ * security.capability is a set-uid bit by another name (a cap_setuid file
+ * from an archive is a root shell), so it also needs the set-id rule.
+ */
+static bool xattr_wanted(struct run *run, const char *name,
+			 const struct owner_plan *own)
+{
+	const struct options *o = &run->opt;
+	bool in = o->n_xattr_includes ?
+		  xattr_listed(name, o->xattr_includes, o->n_xattr_includes) :
+		  strncmp(name, "user.", 5) == 0;
+
+	if (!in || xattr_listed(name, o->xattr_excludes, o->n_xattr_excludes))
+		return false;
+	if (strcmp(name, "security.capability") == 0)
+		return caps_allowed(run, own);
+	return true;
+}
+
+static struct attr_blob *entry_attrs(struct run *run, struct archive_entry *e,
+				     const struct owner_plan *own)
 {
 	struct attr_blob *list = NULL;
 	const char *name;
@@ -309,7 +379,8 @@ static struct attr_blob *entry_attrs(struct run *run, struct archive_entry *e)
 			/* ACLs come through --acls, in the format checked above. */
 			if (strncmp(name, "system.posix_acl_", 17) == 0)
 				continue;
-			attr_add(&list, name, value, size);
+			if (xattr_wanted(run, name, own))
+				attr_add(&list, name, value, size);
 		}
 	}
 	if (run->opt.flags & OPT_ACLS) {
@@ -322,75 +393,253 @@ static struct attr_blob *entry_attrs(struct run *run, struct archive_entry *e)
 	return list;
 }
 
-static int apply_attrs(int fd, const struct attr_blob *list)
+/* ---- applying metadata through the object's own fd --------------------- */
+
+/* The first metadata problem of an object: it stays, the entry says so. */
+static void incomplete(struct outcome *o, const char *reason, int err)
 {
-	for (; list; list = list->next)
-		if (fsetxattr(fd, list->name, list->value, list->size, 0) < 0)
-			return -errno;
-	return 0;
+	if (o->act == ACT_INCOMPLETE)
+		return;
+	o->act = ACT_INCOMPLETE;
+	o->reason = reason;
+	o->err = err;
 }
 
 /*
- * Owner, mode, attributes and times on an fd we created.  Order matters:
- * chown clears set-id bits, so mode comes after it; ACLs after the mode
- * they refine; times last.
+ * Owner, mode, attributes and times on FD, an fd of the object this run
+ * made (OPATH: an O_PATH fd of a symlink or special file, which takes
+ * only owner and times).  Nothing here uses a name: a name can be renamed
+ * or exchanged under us between two calls (the metadata escape through a
+ * planted hardlink).  Order matters: chown clears set-id bits, so mode
+ * comes after it; ACLs after the mode they refine; times last.  A failure
+ * keeps the object (as GNU tar) and makes the outcome ACT_INCOMPLETE.
  */
-static struct outcome apply_fd_metadata(struct run *run, int fd, mode_t mode,
-					mode_t created_mode, bool set_owner,
-					uid_t uid, gid_t gid,
+static struct outcome apply_fd_metadata(struct run *run, int fd, bool opath,
+					const struct owner_plan *own,
+					mode_t created_mode,
 					const struct attr_blob *attrs,
 					const struct timespec ts[2])
 {
-	int err;
+	struct outcome o = ok(ACT_CREATED);
+	mode_t mode = own->mode;
+	int r;
 
-	if (set_owner && fchown(fd, uid, gid) < 0)
-		return fail("cannot set owner", errno);
-	/* CREATED_MODE is what the object was made with; chown only ever
-	 * clears set-id bits, which creation never sets. */
-	if (mode != created_mode && fchmod(fd, mode) < 0)
-		return fail("cannot set mode", errno);
-	err = apply_attrs(fd, attrs);
-	if (err)
-		return fail("cannot set extended attributes or ACLs", -err);
-	if (futimens(fd, ts) < 0)
-		return fail("cannot set times", errno);
-	return ok(ACT_CREATED);
+	if (own->problem)
+		incomplete(&o, own->problem, ERANGE);
+	if (own->set_owner) {
+		r = opath ? fchownat(fd, "", own->uid, own->gid,
+				     AT_EMPTY_PATH | AT_SYMLINK_NOFOLLOW) :
+			    fchown(fd, own->uid, own->gid);
+		if (r < 0) {
+			incomplete(&o, (mode & (S_ISUID | S_ISGID)) ?
+				   "cannot set owner: set-id bits not restored" :
+				   "cannot set owner", errno);
+			mode &= ~(mode_t)(S_ISUID | S_ISGID);
+		}
+	}
+	if (!opath && mode != created_mode && fchmod(fd, mode) < 0)
+		incomplete(&o, "cannot set mode", errno);
+	for (const struct attr_blob *a = attrs; a && !opath; a = a->next) {
+		char esc[256];
+
+		if (fsetxattr(fd, a->name, a->value, a->size, 0) == 0)
+			continue;
+		if (o.act != ACT_INCOMPLETE) {
+			snprintf(run->reason, sizeof(run->reason),
+				 "cannot set extended attribute or ACL '%s'",
+				 report_escape(a->name, esc, sizeof(esc)));
+			incomplete(&o, run->reason, errno);
+		}
+	}
+	r = opath ? utimensat(fd, "", ts, AT_EMPTY_PATH | AT_SYMLINK_NOFOLLOW) :
+		    futimens(fd, ts);
+	if (r < 0)
+		incomplete(&o, "cannot set times", errno);
+	return o;
+}
+
+/* Combine placing's outcome with the metadata's: a problem is reported. */
+static struct outcome merge(struct outcome placed, struct outcome meta)
+{
+	if (placed.act != ACT_CREATED && placed.act != ACT_REPLACED)
+		return placed;
+	if (meta.act == ACT_INCOMPLETE)
+		return meta;
+	return placed;
+}
+
+/* ---- deferred directories --------------------------------------------- */
+
+static struct deferred_dir *dir_record(struct run *run, const char *path)
+{
+	size_t i = map_get(&run->dir_index, path);
+	struct deferred_dir *d;
+
+	if (i != MAP_NONE) {
+		/* The same directory again: one record, the last entry wins
+		 * (a million repeats of one name cost one record). */
+		d = &run->dirs[i];
+		attr_free(d->xattrs);
+		d->xattrs = NULL;
+		return d;
+	}
+	if (run->n_dirs == run->cap_dirs) {
+		size_t cap = run->cap_dirs ? run->cap_dirs * 2 : 64;
+		struct deferred_dir *nd = realloc(run->dirs, cap * sizeof(*nd));
+
+		if (!nd)
+			return NULL;
+		run->dirs = nd;
+		run->cap_dirs = cap;
+	}
+	d = &run->dirs[run->n_dirs];
+	memset(d, 0, sizeof(*d));
+	d->path = strdup(path);
+	if (!d->path || !map_put(&run->dir_index, path, run->n_dirs)) {
+		free(d->path);
+		return NULL;
+	}
+	run->n_dirs++;
+	return d;
+}
+
+/* A later entry replaced the directory at PATH: its metadata is moot. */
+static void dir_forget(struct run *run, const char *path)
+{
+	size_t i;
+
+	if (!path)
+		return;
+	i = map_get(&run->dir_index, path);
+	if (i == MAP_NONE)
+		return;
+	map_del(&run->dir_index, path);
+	attr_free(run->dirs[i].xattrs);
+	run->dirs[i].xattrs = NULL;
+	run->dirs[i].ino = 0;		/* skipped by finish_dirs */
+}
+
+static bool defer_dir(struct run *run, struct archive_entry *e,
+		      const char *path, const struct stat *st)
+{
+	struct deferred_dir *d = dir_record(run, path);
+
+	if (!d)
+		return false;
+	d->own = plan_owner(run, e);
+	entry_times(e, d->times);
+	d->xattrs = entry_attrs(run, e, &d->own);
+	d->dev = st->st_dev;
+	d->ino = st->st_ino;
+	return true;
 }
 
 /* ---- putting a finished object at its name ---------------------------- */
 
 /*
- * Rename the temporary TMP over LEAF in DIRFD.  A file, symlink or hardlink
- * in the way is replaced (never written through); a directory is not.
+ * An empty directory stands where a non-directory goes: GNU tar and bsdtar
+ * replace it, so do we (one component in a scoped parent, never followed).
+ * A non-empty one is refused and keeps its contents.
+ */
+static int remove_empty_dir(struct run *run, int dirfd, const char *leaf,
+			    const char *path)
+{
+	if (unlinkat(dirfd, leaf, AT_REMOVEDIR) < 0)
+		return -errno;
+	dir_forget(run, path);
+	return 0;
+}
+
+static struct outcome dir_in_way(int err)
+{
+	if (err == ENOTEMPTY || err == EEXIST)
+		return refuse("a non-empty directory is in the way", ENOTEMPTY);
+	return fail("cannot remove the empty directory in the way", err);
+}
+
+/*
+ * Rename the temporary TMP over LEAF in DIRFD (PATH: its cleaned path, for
+ * the directory records).  A file, symlink or hardlink in the way is
+ * replaced (never written through); an empty directory too; a non-empty
+ * one is not.  On file systems without RENAME_NOREPLACE (NFS, CephFS, 9p
+ * answer EINVAL), -k is kept with link-then-unlink, which fails on an
+ * existing name the way NOREPLACE does.
  */
 static struct outcome place(struct run *run, int dirfd, const char *tmp,
-			    const char *leaf)
+			    const char *leaf, const char *path)
 {
 	bool keep = run->opt.flags & OPT_KEEP_OLD;
+	bool existed = false;
+	struct stat st;
 	int err;
 
-	if (renameat2(dirfd, tmp, dirfd, leaf, RENAME_NOREPLACE) == 0)
-		return ok(ACT_CREATED);
-	err = errno;
-	if (err == EEXIST && keep) {
-		unlinkat(dirfd, tmp, 0);
-		return refuse("exists and --keep-old-files is set", EEXIST);
+	for (int tries = 0;; tries++) {
+		if (renameat2(dirfd, tmp, dirfd, leaf, RENAME_NOREPLACE) == 0)
+			return ok(existed ? ACT_REPLACED : ACT_CREATED);
+		err = errno;
+		if (err == EINVAL || err == ENOSYS)
+			break;
+		if (err != EEXIST || tries > 0) {
+			unlinkat(dirfd, tmp, 0);
+			return resolve_outcome(run, err);
+		}
+		if (keep) {
+			unlinkat(dirfd, tmp, 0);
+			return refuse("exists and --keep-old-files is set", EEXIST);
+		}
+		existed = true;
+		if (renameat(dirfd, tmp, dirfd, leaf) == 0) {
+			/* rename(2) does nothing when both names are one
+			 * inode (a hardlink onto itself): the temporary
+			 * would stay behind. */
+			unlinkat(dirfd, tmp, 0);
+			return ok(ACT_REPLACED);
+		}
+		err = errno;
+		if (err != EISDIR && err != ENOTEMPTY && err != EEXIST) {
+			unlinkat(dirfd, tmp, 0);
+			return resolve_outcome(run, err);
+		}
+		err = remove_empty_dir(run, dirfd, leaf, path);
+		if (err) {
+			unlinkat(dirfd, tmp, 0);
+			return dir_in_way(-err);
+		}
+		/* and once more with NOREPLACE: the name is free now */
 	}
-	if (err != EEXIST && err != EINVAL && err != ENOSYS) {
+
+	/* No RENAME_NOREPLACE here. */
+	existed = fstatat(dirfd, leaf, &st, AT_SYMLINK_NOFOLLOW) == 0;
+	if (existed && S_ISDIR(st.st_mode)) {
+		if (keep) {
+			unlinkat(dirfd, tmp, 0);
+			return refuse("exists and --keep-old-files is set", EEXIST);
+		}
+		err = remove_empty_dir(run, dirfd, leaf, path);
+		if (err) {
+			unlinkat(dirfd, tmp, 0);
+			return dir_in_way(-err);
+		}
+	}
+	if (keep) {
+		if (linkat(dirfd, tmp, dirfd, leaf, 0) < 0) {
+			err = errno;
+			unlinkat(dirfd, tmp, 0);
+			if (err == EEXIST)
+				return refuse("exists and --keep-old-files is set", EEXIST);
+			return fail("cannot create without replacing (no RENAME_NOREPLACE or hard links here)",
+				    err);
+		}
 		unlinkat(dirfd, tmp, 0);
-		return resolve_outcome(run, err);
+		return ok(ACT_CREATED);
 	}
 	if (renameat(dirfd, tmp, dirfd, leaf) < 0) {
 		err = errno;
 		unlinkat(dirfd, tmp, 0);
-		if (err == EISDIR || err == ENOTEMPTY || err == EEXIST)
-			return refuse("a directory is in the way", err);
 		return resolve_outcome(run, err);
 	}
-	/* rename(2) does nothing when both names are one inode (a hardlink
-	 * onto itself): the temporary would stay behind. */
 	unlinkat(dirfd, tmp, 0);
-	return ok(err == EEXIST ? ACT_REPLACED : ACT_CREATED);
+	return ok(existed ? ACT_REPLACED : ACT_CREATED);
 }
 
 static void live_tmp_set(struct run *run, int dirfd, const char *name)
@@ -405,38 +654,217 @@ static void live_tmp_clear(struct run *run)
 	run->tmp.name[0] = '\0';
 }
 
-static bool queue_pending(struct run *run, const char *path, const char *tmp,
-			  const char *name, const char *link_target)
+/* ---- --durable: renames that wait for the first syncfs ----------------- */
+
+/*
+ * Every object of a --durable run is finished under a temporary name and
+ * renamed after the first syncfs.  To give exactly the tree and report of
+ * an in-order run, each later entry of the same name first settles with
+ * the pending one: -k refuses, anything else replaces it (its temporary is
+ * dropped, or linked from when the entry is a hardlink to it).  Pending
+ * objects are found by their directory's identity and leaf, and renamed
+ * in the directory fd they were made in, never looked up again by name.
+ */
+
+static void pend_key(char *key, size_t n, const struct stat *dst,
+		     const char *leaf)
+{
+	snprintf(key, n, "%llx:%llx/%s", (unsigned long long)dst->st_dev,
+		 (unsigned long long)dst->st_ino, leaf);
+}
+
+static void pend_path_key(char *key, size_t n, const char *path)
+{
+	snprintf(key, n, "p:%s", path);
+}
+
+/* The live pending object at LEAF of the directory DST, or NULL. */
+static struct pending *pending_at(struct run *run, const struct stat *dst,
+				  const char *leaf)
+{
+	char key[SE_PATH_MAX + 64];
+	size_t i;
+
+	pend_key(key, sizeof(key), dst, leaf);
+	i = map_get(&run->pend_index, key);
+	return i == MAP_NONE ? NULL : &run->pend[i];
+}
+
+static void pending_cancel(struct run *run, struct pending *p)
+{
+	char key[SE_PATH_MAX + 64];
+	struct stat dst = { .st_dev = run->dirh[p->dir].dev,
+			    .st_ino = run->dirh[p->dir].ino };
+
+	unlinkat(run->dirh[p->dir].fd, p->tmp, 0);
+	p->tmp[0] = '\0';
+	p->cancelled = true;
+	pend_key(key, sizeof(key), &dst, p->leaf);
+	map_del(&run->pend_index, key);
+	pend_path_key(key, sizeof(key), p->path);
+	map_del(&run->pend_index, key);
+}
+
+/*
+ * In an in-order run, a file at "a" makes "a/b" fail (ENOTDIR).  A pending
+ * "a" is not there yet, so say it here, or the --durable run would make a
+ * directory "a" and refuse the file instead.
+ */
+static bool pending_blocks(struct run *run, const char *path)
+{
+	char key[SE_PATH_MAX + 8];
+
+	if (!(run->opt.flags & OPT_DURABLE) || run->n_pend == 0)
+		return false;
+	for (const char *s = strchr(path, '/'); s; s = strchr(s + 1, '/')) {
+		snprintf(key, sizeof(key), "p:%.*s", (int)(s - path), path);
+		if (map_get(&run->pend_index, key) != MAP_NONE)
+			return true;
+	}
+	return false;
+}
+
+/*
+ * Before an entry creates LEAF in DIRFD under --durable: settle with a
+ * pending object of that name.  Returns 0 (nothing pending), 1 (it was
+ * replaced: the entry counts as replacing), or -1 with *O set (refused).
+ */
+static int pending_settle(struct run *run, int dirfd, const char *leaf,
+			  struct outcome *o)
 {
 	struct pending *p;
-	const char *slash = strrchr(path, '/');
+	struct stat dst;
 
+	if (!(run->opt.flags & OPT_DURABLE) || run->n_pend == 0)
+		return 0;
+	if (fstat(dirfd, &dst) < 0)
+		return 0;
+	p = pending_at(run, &dst, leaf);
+	if (!p)
+		return 0;
+	if (run->opt.flags & OPT_KEEP_OLD) {
+		*o = refuse("exists and --keep-old-files is set", EEXIST);
+		return -1;
+	}
+	pending_cancel(run, p);
+	return 1;
+}
+
+/* The handle of directory DIRFD, opened once for all its pending names. */
+static size_t dir_handle(struct run *run, int dirfd, const struct stat *dst)
+{
+	char key[64];
+	size_t i;
+	int fd;
+
+	snprintf(key, sizeof(key), "%llx:%llx", (unsigned long long)dst->st_dev,
+		 (unsigned long long)dst->st_ino);
+	i = map_get(&run->dirh_index, key);
+	if (i != MAP_NONE)
+		return i;
+	if (run->n_dirh == run->cap_dirh) {
+		size_t cap = run->cap_dirh ? run->cap_dirh * 2 : 64;
+		struct dir_handle *n = realloc(run->dirh, cap * sizeof(*n));
+
+		if (!n)
+			return MAP_NONE;
+		run->dirh = n;
+		run->cap_dirh = cap;
+	}
+	fd = fcntl(dirfd, F_DUPFD_CLOEXEC, 3);
+	if (fd < 0)
+		return MAP_NONE;
+	if (!map_put(&run->dirh_index, key, run->n_dirh)) {
+		close(fd);
+		return MAP_NONE;
+	}
+	run->dirh[run->n_dirh] = (struct dir_handle){ fd, dst->st_dev, dst->st_ino };
+	return run->n_dirh++;
+}
+
+/*
+ * Queue TMP in DIRFD to be renamed to LEAF after the first syncfs.  The
+ * outcome is decided now, as an in-order run would decide it: -k refuses
+ * an existing name, an empty directory in the way is removed, a non-empty
+ * one refused.  On failure TMP is removed.
+ */
+static struct outcome queue_pending(struct run *run, int dirfd, const char *tmp,
+				    const char *leaf, const char *path,
+				    const char *name, const char *type)
+{
+	char key[SE_PATH_MAX + 64];
+	struct pending *p;
+	struct outcome o;
+	struct stat dst, st;
+	bool existed = false;
+	size_t dir;
+	int err, settled;
+
+	settled = pending_settle(run, dirfd, leaf, &o);
+	if (settled < 0)
+		goto drop;
+	existed = settled > 0;
+	if (fstatat(dirfd, leaf, &st, AT_SYMLINK_NOFOLLOW) == 0) {
+		existed = true;
+		if (run->opt.flags & OPT_KEEP_OLD) {
+			o = refuse("exists and --keep-old-files is set", EEXIST);
+			goto drop;
+		}
+		if (S_ISDIR(st.st_mode)) {
+			err = remove_empty_dir(run, dirfd, leaf, path);
+			if (err) {
+				o = dir_in_way(-err);
+				goto drop;
+			}
+		}
+	}
+	if (fstat(dirfd, &dst) < 0) {
+		o = resolve_outcome(run, errno);
+		goto drop;
+	}
+	dir = dir_handle(run, dirfd, &dst);
+	if (dir == MAP_NONE) {
+		o = (struct outcome){ ACT_FAILED,
+			"cannot keep the directory open for --durable", errno ? errno : ENOMEM,
+			true };
+		goto drop;
+	}
 	if (run->n_pend == run->cap_pend) {
 		size_t cap = run->cap_pend ? run->cap_pend * 2 : 256;
 		struct pending *np = realloc(run->pend, cap * sizeof(*np));
 
 		if (!np)
-			return false;
+			goto oom;
 		run->pend = np;
 		run->cap_pend = cap;
 	}
 	p = &run->pend[run->n_pend];
 	memset(p, 0, sizeof(*p));
-	p->dir = strndup(path, slash ? (size_t)(slash - path) : 0);
-	p->leaf = strdup(slash ? slash + 1 : path);
+	p->dir = dir;
+	p->type = type;
+	p->leaf = strdup(leaf);
+	p->path = strdup(path);
 	p->name = strdup(name);
-	p->link_target = link_target ? strdup(link_target) : NULL;
-	if (tmp)
-		snprintf(p->tmp, sizeof(p->tmp), "%s", tmp);
-	if (!p->dir || !p->leaf || !p->name || (link_target && !p->link_target)) {
-		free(p->dir);
+	snprintf(p->tmp, sizeof(p->tmp), "%s", tmp);
+	if (!p->leaf || !p->path || !p->name) {
 		free(p->leaf);
+		free(p->path);
 		free(p->name);
-		free(p->link_target);
-		return false;
+		goto oom;
 	}
+	pend_key(key, sizeof(key), &dst, leaf);
+	if (!map_put(&run->pend_index, key, run->n_pend))
+		goto oom;
+	pend_path_key(key, sizeof(key), path);
+	if (!map_put(&run->pend_index, key, run->n_pend))
+		goto oom;
 	run->n_pend++;
-	return true;
+	return ok(existed ? ACT_REPLACED : ACT_CREATED);
+oom:
+	o = (struct outcome){ ACT_FAILED, "out of memory", ENOMEM, true };
+drop:
+	unlinkat(dirfd, tmp, 0);
+	return o;
 }
 
 /* ---- regular files ---------------------------------------------------- */
@@ -469,7 +897,12 @@ static void linked_add(struct run *run, int fd)
 	run->n_linked++;
 }
 
-/* Copy the entry's data into FD; holes in sparse entries stay holes. */
+/*
+ * Copy the entry's data into FD; holes in sparse entries stay holes.  A
+ * warning from libarchive while reading data (a zip or 7z CRC mismatch, a
+ * member shorter than its size field) fails the entry: the data is wrong,
+ * and the caller drops the temporary instead of placing it.
+ */
 static struct outcome copy_data(struct run *run, struct archive_entry *e,
 				int fd)
 {
@@ -484,10 +917,20 @@ static struct outcome copy_data(struct run *run, struct archive_entry *e,
 		r = archive_read_data_block(run->ar, &buf, &size, &offset);
 		if (r == ARCHIVE_EOF)
 			break;
+		if (r == ARCHIVE_WARN) {
+			snprintf(run->reason, sizeof(run->reason), "data damaged: %s",
+				 archive_error_string(run->ar) ?
+				 archive_error_string(run->ar) : "libarchive warned");
+			return fail(run->reason, 0);
+		}
 		if (r < ARCHIVE_WARN) {
-			struct outcome o = fail(archive_error_string(run->ar) ?
-						archive_error_string(run->ar) :
-						"archive data unreadable", 0);
+			struct outcome o;
+
+			snprintf(run->reason, sizeof(run->reason), "%s",
+				 archive_error_string(run->ar) ?
+				 archive_error_string(run->ar) :
+				 "archive data unreadable");
+			o = fail(run->reason, 0);
 			o.fatal = true;
 			return o;
 		}
@@ -497,10 +940,10 @@ static struct outcome copy_data(struct run *run, struct archive_entry *e,
 			if (n < 0) {
 				struct outcome o;
 
-				if (errno == EINTR)
+				if (errno == EINTR && !se_interrupted)
 					continue;
 				o = fail("cannot write data", errno);
-				o.fatal = dest_unusable(errno);
+				o.fatal = dest_unusable(errno) || errno == EINTR;
 				return o;
 			}
 			buf = (const char *)buf + n;
@@ -523,31 +966,41 @@ static struct outcome copy_data(struct run *run, struct archive_entry *e,
 	return ok(ACT_CREATED);
 }
 
+/* Create a new temporary file in DIRFD: O_EXCL|O_NOFOLLOW, so a name
+ * planted under us is never opened. */
+static int create_tmp(int dirfd, char tmp[32], mode_t mode)
+{
+	int fd;
+
+	for (int tries = 0;; tries++) {
+		tmp_name(tmp);
+		fd = openat(dirfd, tmp, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW |
+			    O_CLOEXEC, mode & 0777);
+		if (fd >= 0 || errno != EEXIST || tries > 8)
+			return fd < 0 ? -errno : fd;
+	}
+}
+
 struct outcome write_regular(struct run *run, struct archive_entry *e,
 			     const char *path)
 {
-	mode_t mode = entry_mode(run, archive_entry_perm(e));
+	struct owner_plan own = plan_owner(run, e);
 	struct timespec ts[2];
 	struct attr_blob *attrs;
-	struct outcome o;
+	struct outcome o, meta;
 	const char *leaf;
 	char tmp[32];
 	int dirfd, fd;
 
+	if (pending_blocks(run, path))
+		return resolve_outcome(run, ENOTDIR);
 	dirfd = rs_open_parent(&run->rs, path, true, 0777 & ~run->umask, &leaf);
 	if (dirfd < 0)
 		return resolve_outcome(run, -dirfd);
 
-	for (int tries = 0;; tries++) {
-		tmp_name(tmp);
-		/* O_EXCL|O_NOFOLLOW: a name planted under us is never opened. */
-		fd = openat(dirfd, tmp, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW |
-			    O_CLOEXEC, mode & 0777);
-		if (fd >= 0 || errno != EEXIST || tries > 8)
-			break;
-	}
+	fd = create_tmp(dirfd, tmp, own.mode);
 	if (fd < 0) {
-		o = resolve_outcome(run, errno);
+		o = resolve_outcome(run, -fd);
 		close(dirfd);
 		return o;
 	}
@@ -556,11 +1009,12 @@ struct outcome write_regular(struct run *run, struct archive_entry *e,
 		linked_add(run, fd);
 
 	o = copy_data(run, e, fd);
+	meta = ok(ACT_CREATED);
 	if (o.act == ACT_CREATED) {
-		attrs = entry_attrs(run, e);
+		attrs = entry_attrs(run, e, &own);
 		entry_times(e, ts);
-		o = apply_fd_metadata(run, fd, mode, mode & 0777, want_owner(run),
-				      entry_uid(run, e), entry_gid(run, e), attrs, ts);
+		meta = apply_fd_metadata(run, fd, false, &own, own.mode & 0777,
+					 attrs, ts);
 		attr_free(attrs);
 	}
 	if (close(fd) < 0 && o.act == ACT_CREATED) {
@@ -574,70 +1028,51 @@ struct outcome write_regular(struct run *run, struct archive_entry *e,
 		return o;
 	}
 
-	if (run->opt.flags & OPT_DURABLE) {
-		/* Renamed after the first syncfs (write_finish). */
-		if (!queue_pending(run, path, tmp, archive_entry_pathname(e), NULL)) {
-			unlinkat(dirfd, tmp, 0);
-			o = fail("out of memory", ENOMEM);
-			o.fatal = true;
-		}
-	} else {
-		o = place(run, dirfd, tmp, leaf);
-	}
+	if (run->opt.flags & OPT_DURABLE)
+		o = queue_pending(run, dirfd, tmp, leaf, path,
+				  archive_entry_pathname(e), "file");
+	else
+		o = place(run, dirfd, tmp, leaf, path);
 	live_tmp_clear(run);
 	close(dirfd);
-	return o;
+	return merge(o, meta);
 }
 
 /* ---- directories ------------------------------------------------------ */
-
-static bool defer_dir(struct run *run, struct archive_entry *e,
-		      const char *path)
-{
-	struct deferred_dir *d;
-
-	if (run->n_dirs == run->cap_dirs) {
-		size_t cap = run->cap_dirs ? run->cap_dirs * 2 : 64;
-		struct deferred_dir *nd = realloc(run->dirs, cap * sizeof(*nd));
-
-		if (!nd)
-			return false;
-		run->dirs = nd;
-		run->cap_dirs = cap;
-	}
-	d = &run->dirs[run->n_dirs];
-	d->path = strdup(path);
-	if (!d->path)
-		return false;
-	d->mode = entry_mode(run, archive_entry_perm(e));
-	d->set_owner = want_owner(run);
-	d->uid = entry_uid(run, e);
-	d->gid = entry_gid(run, e);
-	entry_times(e, d->times);
-	d->xattrs = entry_attrs(run, e);
-	d->seq = run->n_dirs;
-	run->n_dirs++;
-	return true;
-}
 
 struct outcome write_directory(struct run *run, struct archive_entry *e,
 			       const char *path)
 {
 	enum entry_action act = ACT_CREATED;
+	struct outcome o;
 	struct stat st;
 	const char *leaf;
-	int dirfd, err;
+	int dirfd, fd, err;
 
-	if (path[0] == '\0')
-		goto defer;	/* "./": the destination's own metadata, as tar */
+	if (path[0] == '\0') {
+		/* "./": the destination's own metadata, as tar */
+		if (fstat(run->rs.root_fd, &st) < 0)
+			return resolve_outcome(run, errno);
+		goto defer;
+	}
+	if (pending_blocks(run, path))
+		return resolve_outcome(run, ENOTDIR);
 
 	dirfd = rs_open_parent(&run->rs, path, true, 0777 & ~run->umask, &leaf);
 	if (dirfd < 0)
 		return resolve_outcome(run, -dirfd);
+	switch (pending_settle(run, dirfd, leaf, &o)) {
+	case -1:
+		close(dirfd);
+		return o;
+	case 1:
+		act = ACT_REPLACED;
+		break;
+	}
 	/* Owner-only until write_finish: nobody else gets in meanwhile, and a
 	 * 0555 directory still receives its files. */
 	if (mkdirat(dirfd, leaf, 0700) == 0)
-		goto close_defer;
+		goto opened;
 	if (errno != EEXIST) {
 		err = errno;
 		close(dirfd);
@@ -649,12 +1084,11 @@ struct outcome write_directory(struct run *run, struct archive_entry *e,
 		return resolve_outcome(run, -err);
 	}
 	if (S_ISDIR(st.st_mode))
-		goto close_defer;
+		goto opened;
 	if (S_ISLNK(st.st_mode) && run->rs.in_root) {
 		/* usrmerge: "lib -> usr/lib" stays, and the directory's
 		 * metadata is not applied through the link. */
-		int fd = rs_open_dir(&run->rs, path, O_PATH, false, 0);
-
+		fd = rs_open_dir(&run->rs, path, O_PATH, false, 0);
 		if (fd >= 0) {
 			close(fd);
 			close(dirfd);
@@ -680,10 +1114,19 @@ struct outcome write_directory(struct run *run, struct archive_entry *e,
 		return resolve_outcome(run, err);
 	}
 	act = ACT_REPLACED;
-close_defer:
+opened:
+	/* Remember which directory this is, so that the metadata at the end
+	 * goes to it and to no other that took its name meanwhile. */
+	fd = rs_open_leaf(&run->rs, dirfd, leaf, O_PATH | O_DIRECTORY);
 	close(dirfd);
+	if (fd < 0)
+		return resolve_outcome(run, -fd);
+	err = fstat(fd, &st) < 0 ? errno : 0;
+	close(fd);
+	if (err)
+		return resolve_outcome(run, err);
 defer:
-	if (!defer_dir(run, e, path))
+	if (!defer_dir(run, e, path, &st))
 		return (struct outcome){ ACT_FAILED, "out of memory", ENOMEM, true };
 	return ok(act);
 }
@@ -692,47 +1135,64 @@ defer:
 
 /*
  * Make an object with MAKE(dirfd, name) at LEAF: directly when the name is
- * free, else under a temporary name renamed over it.
+ * free, else under a temporary name renamed over it.  Under --durable the
+ * object is always made under a temporary name and queued.
  */
 typedef int (*make_fn)(struct run *run, struct archive_entry *e,
 		       const char *target, int dirfd, const char *name);
 
 static struct outcome make_at(struct run *run, struct archive_entry *e,
 			      const char *path, const char *target, make_fn make,
-			      int *dirfd_out, const char **leaf_out)
+			      const char *type, int *dirfd_out,
+			      const char **leaf_out)
 {
+	bool durable = run->opt.flags & OPT_DURABLE;
+	enum entry_action act = ACT_CREATED;
 	char tmp[32];
 	const char *leaf;
 	struct outcome o;
 	int dirfd, err;
 
 	*dirfd_out = -1;
+	if (pending_blocks(run, path))
+		return resolve_outcome(run, ENOTDIR);
 	dirfd = rs_open_parent(&run->rs, path, true, 0777 & ~run->umask, &leaf);
 	if (dirfd < 0)
 		return resolve_outcome(run, -dirfd);
-	if (make(run, e, target, dirfd, leaf) == 0) {
-		o = ok(ACT_CREATED);
-		goto out;
-	}
-	err = errno;
-	if (err != EEXIST) {
-		o = resolve_outcome(run, err);
-		goto fail;
-	}
-	if (run->opt.flags & OPT_KEEP_OLD) {
-		o = refuse("exists and --keep-old-files is set", EEXIST);
-		goto fail;
+	if (!durable) {
+		if (make(run, e, target, dirfd, leaf) == 0) {
+			o = ok(ACT_CREATED);
+			goto out;
+		}
+		err = errno;
+		if (err != EEXIST) {
+			o = resolve_outcome(run, err);
+			goto fail;
+		}
+		if (run->opt.flags & OPT_KEEP_OLD) {
+			o = refuse("exists and --keep-old-files is set", EEXIST);
+			goto fail;
+		}
+		act = ACT_REPLACED;
 	}
 	tmp_name(tmp);
 	if (make(run, e, target, dirfd, tmp) < 0) {
 		o = resolve_outcome(run, errno);
 		goto fail;
 	}
-	o = place(run, dirfd, tmp, leaf);
+	if (durable) {
+		o = queue_pending(run, dirfd, tmp, leaf, path,
+				  archive_entry_pathname(e), type);
+		if (o.act != ACT_CREATED && o.act != ACT_REPLACED)
+			goto fail;
+		/* metadata goes to the object under its temporary name */
+		leaf = run->pend[run->n_pend - 1].tmp;
+		goto out;
+	}
+	o = place(run, dirfd, tmp, leaf, path);
 	if (o.act != ACT_CREATED && o.act != ACT_REPLACED)
 		goto fail;
-	if (o.act == ACT_CREATED)
-		o.act = ACT_REPLACED;
+	o.act = act == ACT_REPLACED ? ACT_REPLACED : o.act;
 out:
 	*dirfd_out = dirfd;
 	*leaf_out = leaf;
@@ -749,43 +1209,43 @@ static int make_symlink(struct run *run, struct archive_entry *e,
 	return symlinkat(target, dirfd, name);
 }
 
-static int make_hardlink(struct run *run, struct archive_entry *e,
-			 const char *target, int dirfd, const char *name)
-{
-	int err = rs_link(&run->rs, target, dirfd, name);
-
-	errno = -err;
-	return err ? -1 : 0;
-}
-
 static int make_node(struct run *run, struct archive_entry *e,
 		     const char *target, int dirfd, const char *name)
 {
 	mode_t type = archive_entry_filetype(e);
+	struct owner_plan own = plan_owner(run, e);
 
-	return mknodat(dirfd, name, type | entry_mode(run, archive_entry_perm(e)),
-		       archive_entry_rdev(e));
+	return mknodat(dirfd, name, type | (own.mode & 0777), archive_entry_rdev(e));
 }
 
-/* Owner and times by name: the object is not ours to open. */
-static struct outcome link_metadata(struct run *run, struct archive_entry *e,
-				    int dirfd, const char *leaf,
-				    const char *path, struct outcome o)
+/*
+ * Owner and times of the symlink or special file just made at LEAF, through
+ * an O_PATH fd of it, after checking that the fd is that object: of TYPE
+ * and with one link.  Anything else means the name was exchanged under us
+ * (for a hardlink to a file outside DEST, say), and nothing is changed.
+ */
+static struct outcome object_metadata(struct run *run, struct archive_entry *e,
+				      int dirfd, const char *leaf, mode_t type,
+				      struct outcome o)
 {
+	struct owner_plan own = plan_owner(run, e);
 	struct timespec ts[2];
-	int err;
+	struct outcome meta;
+	struct stat st;
+	int fd = rs_open_leaf(&run->rs, dirfd, leaf, O_PATH);
 
-	if (want_owner(run)) {
-		err = rs_lchown(&run->rs, dirfd, leaf, path, entry_uid(run, e),
-				entry_gid(run, e));
-		if (err)
-			return fail("cannot set owner", -err);
+	if (fd < 0)
+		return fail("the new object disappeared before its metadata was set", -fd);
+	if (fstat(fd, &st) < 0 || (st.st_mode & S_IFMT) != type || st.st_nlink != 1) {
+		close(fd);
+		return fail("the new object was replaced before its metadata was set",
+			    ESTALE);
 	}
 	entry_times(e, ts);
-	err = rs_lutimes(&run->rs, dirfd, leaf, path, ts);
-	if (err)
-		return fail("cannot set times", -err);
-	return o;
+	own.mode &= 0777;	/* set at creation; no set-id on these */
+	meta = apply_fd_metadata(run, fd, true, &own, own.mode, NULL, ts);
+	close(fd);
+	return merge(o, meta);
 }
 
 struct outcome write_symlink(struct run *run, struct archive_entry *e,
@@ -798,34 +1258,50 @@ struct outcome write_symlink(struct run *run, struct archive_entry *e,
 
 	if (!target || !*target)
 		return refuse("symlink with an empty target", EINVAL);
-	o = make_at(run, e, path, target, make_symlink, &dirfd, &leaf);
+	o = make_at(run, e, path, target, make_symlink, "symlink", &dirfd, &leaf);
 	if (dirfd < 0)
 		return o;
-	o = link_metadata(run, e, dirfd, leaf, path, o);
+	o = object_metadata(run, e, dirfd, leaf, S_IFLNK, o);
 	close(dirfd);
 	return o;
 }
 
 /*
  * A hardlink entry that carries the data of all its names (cpio writes it
- * on the last link).  The data may only go into an inode this run created
- * for a multi-link file, checked on the opened fd, never by name.
+ * on the last link).  The data may only go into a regular file this run
+ * created for a multi-link entry.  Its type is checked on an O_PATH fd
+ * before anything is opened for writing: opening a FIFO O_WRONLY blocks
+ * until a reader comes (a hang), and opening a device has effects.
  */
 static struct outcome fill_linked(struct run *run, struct archive_entry *e,
 				  int dirfd, const char *leaf)
 {
+	struct owner_plan own = plan_owner(run, e);
 	struct timespec ts[2];
 	struct attr_blob *attrs;
-	struct outcome o;
-	struct stat st;
-	int fd = openat(dirfd, leaf, O_WRONLY | O_NOFOLLOW | O_CLOEXEC);
+	struct outcome o, meta;
+	struct stat st, st2;
+	int pfd, fd;
 
+	pfd = rs_open_leaf(&run->rs, dirfd, leaf, O_PATH);
+	if (pfd < 0)
+		return resolve_outcome(run, -pfd);
+	if (fstat(pfd, &st) < 0 || !S_ISREG(st.st_mode) || !linked_has(run, &st)) {
+		close(pfd);
+		return refuse("hardlink data would go into something this run did not create as a file",
+			      EPERM);
+	}
+	close(pfd);
+	/* O_NONBLOCK: should the name become a FIFO meanwhile, fail, never
+	 * wait; the inode is checked again on the fd we write to. */
+	fd = openat(dirfd, leaf, O_WRONLY | O_NOFOLLOW | O_NONBLOCK | O_NOCTTY |
+		    O_CLOEXEC);
 	if (fd < 0)
 		return resolve_outcome(run, errno);
-	if (fstat(fd, &st) < 0 || !S_ISREG(st.st_mode) || !linked_has(run, &st)) {
+	if (fstat(fd, &st2) < 0 || !S_ISREG(st2.st_mode) ||
+	    st2.st_dev != st.st_dev || st2.st_ino != st.st_ino) {
 		close(fd);
-		return refuse("hardlink data would go into a file this run did not create",
-			      EPERM);
+		return refuse("hardlink data target changed during extraction", ESTALE);
 	}
 	if (ftruncate(fd, 0) < 0) {
 		o = fail("cannot write data", errno);
@@ -833,16 +1309,45 @@ static struct outcome fill_linked(struct run *run, struct archive_entry *e,
 		return o;
 	}
 	o = copy_data(run, e, fd);
+	meta = ok(ACT_CREATED);
 	if (o.act == ACT_CREATED) {
-		attrs = entry_attrs(run, e);
+		attrs = entry_attrs(run, e, &own);
 		entry_times(e, ts);
-		o = apply_fd_metadata(run, fd, entry_mode(run, archive_entry_perm(e)),
-				      (mode_t)-1, want_owner(run), entry_uid(run, e),
-				      entry_gid(run, e), attrs, ts);
+		meta = apply_fd_metadata(run, fd, false, &own, (mode_t)-1, attrs, ts);
 		attr_free(attrs);
 	}
 	close(fd);
-	return o;
+	return merge(o, meta);
+}
+
+/*
+ * Link to TARGET (a cleaned archive path) as NAME in DIRFD.  Under --durable
+ * a target that is still pending is linked from its temporary, so the link
+ * gets the content the target has at this point of the archive.
+ */
+static int make_hardlink(struct run *run, struct archive_entry *e,
+			 const char *target, int dirfd, const char *name)
+{
+	struct pending *p = NULL;
+	const char *tleaf;
+	struct stat dst;
+	int err, tdir;
+
+	if ((run->opt.flags & OPT_DURABLE) && run->n_pend) {
+		tdir = rs_open_parent(&run->rs, target, false, 0, &tleaf);
+		if (tdir >= 0) {
+			if (fstat(tdir, &dst) == 0)
+				p = pending_at(run, &dst, tleaf);
+			close(tdir);
+		}
+		if (p) {
+			err = linkat(run->dirh[p->dir].fd, p->tmp, dirfd, name, 0);
+			return err;
+		}
+	}
+	err = rs_link(&run->rs, target, dirfd, name);
+	errno = -err;
+	return err ? -1 : 0;
 }
 
 struct outcome write_hardlink(struct run *run, struct archive_entry *e,
@@ -854,33 +1359,41 @@ struct outcome write_hardlink(struct run *run, struct archive_entry *e,
 
 	if (strcmp(path, target) == 0 && archive_entry_size(e) <= 0)
 		return ok(ACT_SKIPPED);
-	if (run->opt.flags & OPT_DURABLE) {
-		if (archive_entry_size(e) > 0)
-			return fail("a hardlink entry that carries data (cpio) is not supported with --durable",
-				    ENOTSUP);
-		if (!queue_pending(run, path, NULL, archive_entry_pathname(e), target))
-			return (struct outcome){ ACT_FAILED, "out of memory", ENOMEM, true };
-		return ok(ACT_CREATED);
-	}
 	if (strcmp(path, target) == 0) {
+		struct pending *p = NULL;
+		struct stat dst;
+
 		o = ok(ACT_CREATED);
 		dirfd = rs_open_parent(&run->rs, path, false, 0, &leaf);
 		if (dirfd < 0)
 			return resolve_outcome(run, -dirfd);
+		if ((run->opt.flags & OPT_DURABLE) && fstat(dirfd, &dst) == 0)
+			p = pending_at(run, &dst, leaf);
+		if (p) {
+			close(dirfd);
+			dirfd = fcntl(run->dirh[p->dir].fd, F_DUPFD_CLOEXEC, 3);
+			leaf = p->tmp;
+			if (dirfd < 0)
+				return resolve_outcome(run, errno);
+		}
 	} else {
-		o = make_at(run, e, path, target, make_hardlink, &dirfd, &leaf);
+		o = make_at(run, e, path, target, make_hardlink, "hardlink",
+			    &dirfd, &leaf);
 	}
-	if (dirfd >= 0 && archive_entry_size(e) > 0)
-		o = fill_linked(run, e, dirfd, leaf);
+	if (dirfd >= 0 && archive_entry_size(e) > 0) {
+		struct outcome f = fill_linked(run, e, dirfd, leaf);
+
+		o = f.act == ACT_CREATED ? o : f;
+	}
 	if (dirfd >= 0)
 		close(dirfd);
-	if (o.err == EPERM) {
+	if (o.err == EPERM && o.act == ACT_FAILED) {
 		/* linkat's answer for a directory target: policy, not a fault. */
 		o.act = ACT_REFUSED;
 		o.reason = "hardlink target is a directory or not linkable";
-	}
-	else if (o.err == ENOENT)
+	} else if (o.err == ENOENT && o.act == ACT_FAILED) {
 		o.reason = "hardlink target does not exist";
+	}
 	return o;
 }
 
@@ -900,10 +1413,12 @@ struct outcome write_special(struct run *run, struct archive_entry *e,
 		if (!run->is_root)
 			return refuse("device nodes need root", EPERM);
 	}
-	o = make_at(run, e, path, NULL, make_node, &dirfd, &leaf);
+	o = make_at(run, e, path, NULL, make_node,
+		    type == AE_IFIFO ? "fifo" : type == AE_IFCHR ? "char-device" :
+		    "block-device", &dirfd, &leaf);
 	if (dirfd < 0)
 		return o;
-	o = link_metadata(run, e, dirfd, leaf, path, o);
+	o = object_metadata(run, e, dirfd, leaf, type, o);
 	close(dirfd);
 	return o;
 }
@@ -916,57 +1431,27 @@ void outcome_report(struct run *run, const char *name, const char *type,
 	report_entry(&run->rep, name, type, o.act, o.reason, o.err);
 	if (o.act == ACT_REFUSED)
 		run->refused++;
-	else if (o.act == ACT_FAILED)
+	else if (o.act == ACT_FAILED || o.act == ACT_INCOMPLETE)
 		run->failed++;
 }
 
-/* --durable, step 2: every renamed file now has its data on disk. */
+/* --durable, step 2: every pending object now has its data on disk. */
 static bool finish_pending(struct run *run)
 {
-	char *cur_dir = NULL;
-	int dirfd = -1;
 	bool fatal = false;
 
-	for (size_t i = 0; i < run->n_pend; i++) {
-		struct pending *p = &run->pend[i];
-		struct outcome o;
-
-		if (p->link_target || fatal)
-			continue;
-		if (!cur_dir || strcmp(cur_dir, p->dir) != 0) {
-			if (dirfd >= 0)
-				close(dirfd);
-			cur_dir = p->dir;
-			dirfd = rs_open_dir(&run->rs, p->dir, O_PATH, false, 0);
-		}
-		if (dirfd < 0) {
-			o = resolve_outcome(run, -dirfd);
-		} else {
-			o = place(run, dirfd, p->tmp, p->leaf);
-			p->tmp[0] = '\0';
-		}
-		if (o.act == ACT_REFUSED || o.act == ACT_FAILED)
-			outcome_report(run, p->name, "file", o);
-		fatal = o.fatal;
-	}
-	if (dirfd >= 0)
-		close(dirfd);
 	for (size_t i = 0; i < run->n_pend && !fatal; i++) {
 		struct pending *p = &run->pend[i];
-		char path[SE_PATH_MAX];
-		const char *leaf;
 		struct outcome o;
 
-		if (!p->link_target)
+		if (p->cancelled || !p->tmp[0])
 			continue;
-		snprintf(path, sizeof(path), "%s%s%s", p->dir, *p->dir ? "/" : "",
-			 p->leaf);
-		o = make_at(run, NULL, path, p->link_target, make_hardlink,
-			    &dirfd, &leaf);
-		if (dirfd >= 0)
-			close(dirfd);
+		/* The outcome was reported with the entry; a later entry of
+		 * the name has cancelled this one, so -k holds here too. */
+		o = place(run, run->dirh[p->dir].fd, p->tmp, p->leaf, p->path);
+		p->tmp[0] = '\0';
 		if (o.act == ACT_REFUSED || o.act == ACT_FAILED)
-			outcome_report(run, p->name, "hardlink", o);
+			outcome_report(run, p->name, p->type, o);
 		fatal = o.fatal;
 	}
 	return !fatal;
@@ -975,17 +1460,17 @@ static bool finish_pending(struct run *run)
 static int dir_cmp(const void *a, const void *b)
 {
 	const struct deferred_dir *x = a, *y = b;
-	int c = strcmp(y->path, x->path);
 
-	/* Children before parents; the same directory twice: archive order,
-	 * so the last entry's metadata wins. */
-	if (c)
-		return c;
-	return x->seq < y->seq ? -1 : 1;
+	/* Children before parents. */
+	return strcmp(y->path, x->path);
 }
 
-/* Directory metadata after the contents, each directory found again under
- * the same scope (a directory swapped for a symlink is not chmod'ed). */
+/*
+ * Directory metadata after the contents.  Each directory is found again
+ * under the same scope and then checked to be the very directory this run
+ * made or found (device and inode): one swapped in under its name, by a
+ * rename inside DEST, gets nothing.
+ */
 static void finish_dirs(struct run *run)
 {
 	if (run->n_dirs > 1)
@@ -993,18 +1478,24 @@ static void finish_dirs(struct run *run)
 	for (size_t i = 0; i < run->n_dirs; i++) {
 		struct deferred_dir *d = &run->dirs[i];
 		struct outcome o = ok(ACT_CREATED);
-		int fd = rs_open_dir(&run->rs, d->path, O_RDONLY, false, 0);
+		struct stat st;
+		int fd;
 
+		if (d->ino == 0)
+			continue;	/* replaced by a later entry */
+		fd = rs_open_dir(&run->rs, d->path, O_RDONLY, false, 0);
 		if (fd < 0)
 			o = resolve_outcome(run, -fd);
+		else if (fstat(fd, &st) < 0 || st.st_dev != d->dev || st.st_ino != d->ino)
+			o = fail("directory was replaced during extraction; its metadata is not applied",
+				 ESTALE);
 		else
-			o = apply_fd_metadata(run, fd, d->mode, (mode_t)-1,
-					      d->set_owner, d->uid, d->gid,
+			o = apply_fd_metadata(run, fd, false, &d->own, (mode_t)-1,
 					      d->xattrs, d->times);
 		if (fd >= 0)
 			close(fd);
-		if (o.act == ACT_REFUSED || o.act == ACT_FAILED)
-			outcome_report(run, d->path, "directory", o);
+		if (o.act == ACT_REFUSED || o.act == ACT_FAILED || o.act == ACT_INCOMPLETE)
+			outcome_report(run, d->path[0] ? d->path : ".", "directory", o);
 	}
 }
 
@@ -1044,15 +1535,9 @@ void write_cleanup(struct run *run)
 	live_tmp_clear(run);
 	for (size_t i = 0; i < run->n_pend; i++) {
 		struct pending *p = &run->pend[i];
-		int fd;
 
-		if (!p->tmp[0])
-			continue;
-		fd = rs_open_dir(&run->rs, p->dir, O_PATH, false, 0);
-		if (fd >= 0) {
-			unlinkat(fd, p->tmp, 0);
-			close(fd);
-		}
+		if (p->tmp[0])
+			unlinkat(run->dirh[p->dir].fd, p->tmp, 0);
 		p->tmp[0] = '\0';
 	}
 }
@@ -1066,15 +1551,22 @@ void write_free(struct run *run)
 	free(run->dirs);
 	run->dirs = NULL;
 	run->n_dirs = 0;
+	map_free(&run->dir_index);
 	for (size_t i = 0; i < run->n_pend; i++) {
-		free(run->pend[i].dir);
 		free(run->pend[i].leaf);
+		free(run->pend[i].path);
 		free(run->pend[i].name);
-		free(run->pend[i].link_target);
 	}
 	free(run->pend);
 	run->pend = NULL;
 	run->n_pend = 0;
+	map_free(&run->pend_index);
+	for (size_t i = 0; i < run->n_dirh; i++)
+		close(run->dirh[i].fd);
+	free(run->dirh);
+	run->dirh = NULL;
+	run->n_dirh = 0;
+	map_free(&run->dirh_index);
 	free(run->linked);
 	run->linked = NULL;
 	run->n_linked = 0;
