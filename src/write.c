@@ -1135,8 +1135,11 @@ defer:
 
 /*
  * Make an object with MAKE(dirfd, name) at LEAF: directly when the name is
- * free, else under a temporary name renamed over it.  Under --durable the
- * object is always made under a temporary name and queued.
+ * free, else under a temporary name renamed over it.  Under --durable a
+ * hardlink is made under a temporary name and queued, like a file (its
+ * target may be pending); symlinks and special files are made at once, as
+ * a later entry may resolve through a symlink (--in-root), but a pending
+ * file of the same name is settled first.
  */
 typedef int (*make_fn)(struct run *run, struct archive_entry *e,
 		       const char *target, int dirfd, const char *name);
@@ -1146,7 +1149,7 @@ static struct outcome make_at(struct run *run, struct archive_entry *e,
 			      const char *type, int *dirfd_out,
 			      const char **leaf_out)
 {
-	bool durable = run->opt.flags & OPT_DURABLE;
+	bool defer = (run->opt.flags & OPT_DURABLE) && strcmp(type, "hardlink") == 0;
 	enum entry_action act = ACT_CREATED;
 	char tmp[32];
 	const char *leaf;
@@ -1159,9 +1162,16 @@ static struct outcome make_at(struct run *run, struct archive_entry *e,
 	dirfd = rs_open_parent(&run->rs, path, true, 0777 & ~run->umask, &leaf);
 	if (dirfd < 0)
 		return resolve_outcome(run, -dirfd);
-	if (!durable) {
+	if (!defer) {
+		switch (pending_settle(run, dirfd, leaf, &o)) {
+		case -1:
+			goto fail;
+		case 1:
+			act = ACT_REPLACED;
+			break;
+		}
 		if (make(run, e, target, dirfd, leaf) == 0) {
-			o = ok(ACT_CREATED);
+			o = ok(act);
 			goto out;
 		}
 		err = errno;
@@ -1180,12 +1190,12 @@ static struct outcome make_at(struct run *run, struct archive_entry *e,
 		o = resolve_outcome(run, errno);
 		goto fail;
 	}
-	if (durable) {
+	if (defer) {
 		o = queue_pending(run, dirfd, tmp, leaf, path,
 				  archive_entry_pathname(e), type);
 		if (o.act != ACT_CREATED && o.act != ACT_REPLACED)
 			goto fail;
-		/* metadata goes to the object under its temporary name */
+		/* data and metadata go to the object under its temporary name */
 		leaf = run->pend[run->n_pend - 1].tmp;
 		goto out;
 	}

@@ -40,3 +40,4 @@ EXTRA_DIST += \
 	tests/lib/mkar.py \
 	tests/lib/tree.py \
 	bench/run
+include tests/hardening/local.mk
