@@ -28,6 +28,7 @@
 
 #include <errno.h>
 #include <fcntl.h>
+#include <sched.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -173,6 +174,9 @@ int main(int argc, char **argv)
 				swapped = 1;
 				break;
 			}
+			/* On a busy machine the extractor may share this CPU:
+			 * let it run, or each name waits for a time slice. */
+			sched_yield();
 			/* A name the extractor refused never appears: after a
 			 * while, move on if a later one exists. */
 			if (++spins % 4096 == 0) {
