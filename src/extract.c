@@ -38,6 +38,21 @@ static const char *type_name(struct archive_entry *e)
 }
 
 /*
+ * libarchive's message for its last error.  Some of its fatal paths set no
+ * string (a newc header whose name runs past the end of the input), and a
+ * NULL through "%s" would print "(null)" or crash.
+ */
+static const char *archive_msg(struct archive *a)
+{
+	const char *msg = archive_error_string(a);
+
+	if (msg)
+		return msg;
+	return archive_errno(a) > 0 ? strerror(archive_errno(a)) :
+	       "damaged or truncated (no detail from libarchive)";
+}
+
+/*
  * The archive's bytes come through these callbacks rather than
  * archive_read_open_filename(), which retries a read() that a signal
  * interrupted: SIGINT on a stalled pipe would never be seen, and the
@@ -403,7 +418,7 @@ static struct archive *open_archive(struct run *run)
 			warnx_msg("cannot read archive '%s': it is empty", file ? file : "-");
 		else
 			warnx_msg("cannot read archive '%s': %s", file ? file : "-",
-				  archive_error_string(a));
+				  archive_msg(a));
 		archive_read_free(a);
 		return NULL;
 	}
@@ -573,7 +588,7 @@ int extract_run(struct run *run)
 
 			warnx_msg("archive unreadable after entry '%s': %s",
 				  report_escape(last, esc, sizeof(esc)),
-				  archive_error_string(run->ar));
+				  archive_msg(run->ar));
 			fatal = true;
 			break;
 		}
@@ -632,7 +647,7 @@ int extract_run(struct run *run)
 	 * renames. */
 	if (!fatal && !source_finish(run->ar, run->src)) {
 		warnx_msg("archive damaged after its last entry: %s",
-			  archive_error_string(run->ar));
+			  archive_msg(run->ar));
 		fatal = true;
 	}
 	if (!fatal) {

@@ -41,3 +41,4 @@ EXTRA_DIST += \
 	tests/lib/tree.py \
 	bench/run
 include tests/hardening/local.mk
+include tests/fuzz/local.mk
