@@ -42,3 +42,14 @@ EXTRA_DIST += \
 	bench/run
 include tests/hardening/local.mk
 include tests/fuzz/local.mk
+
+# libsafe-extract through its public header and the shared library
+# (tests/api/): every function, the callbacks, several archives in one
+# durable run, cancel from a signal handler, process state left alone.
+check_PROGRAMS += tests/api/test-api
+TESTS += tests/api/test-api tests/api/api-valgrind.test tests/api/installed.test
+tests_api_test_api_SOURCES = tests/api/test-api.c tests/unit/tap.h
+tests_api_test_api_CPPFLAGS = -I$(top_srcdir)/include
+tests_api_test_api_CFLAGS = $(AM_CFLAGS) -Wno-missing-field-initializers $(LIBARCHIVE_CFLAGS)
+tests_api_test_api_LDADD = src/lib/libsafe-extract.la $(LIBARCHIVE_LIBS)
+EXTRA_DIST += tests/api/api-valgrind.test tests/api/installed.test

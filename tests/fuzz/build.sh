@@ -3,7 +3,7 @@
 #
 # Used by `make fuzz` (tests/fuzz/local.mk) and by fuzz-smoke.test, so the
 # two always build the same thing.  Compiles tests/fuzz/fuzz-extract.c and
-# every src/*.c but src/main.c with clang directly (the automake CC may be
+# every src/lib/*.c and src/cli/*.c but src/cli/main.c with clang directly (the automake CC may be
 # gcc), against BUILDDIR/config.h.  Reuses OUT when it is newer than every
 # source, header and config.h.
 #
@@ -21,10 +21,11 @@ fi
 command -v "$CLANG" >/dev/null 2>&1 || { echo "build.sh: no $CLANG" >&2; exit 77; }
 [ -f "$builddir/config.h" ] || { echo "build.sh: no $builddir/config.h (run configure)" >&2; exit 1; }
 
-# src/*.c but main.c: the lead may add modules; a glob picks them up.
+# The library and the command but its main(): modules added later are
+# picked up by the globs.
 set --
-for f in "$srcdir"/src/*.c; do
-	case $f in */src/main.c) ;; *) set -- "$@" "$f" ;; esac
+for f in "$srcdir"/src/lib/*.c "$srcdir"/src/cli/*.c; do
+	case $f in */src/cli/main.c) ;; *) set -- "$@" "$f" ;; esac
 done
 harness=$srcdir/tests/fuzz/fuzz-extract.c
 
@@ -32,7 +33,8 @@ stale=no
 if [ ! -x "$out" ]; then
 	stale=yes
 else
-	for f in "$harness" "$builddir/config.h" "$@" "$srcdir"/src/*.h; do
+	for f in "$harness" "$builddir/config.h" "$@" "$srcdir"/src/*/*.h \
+		"$srcdir/include/safe-extract.h"; do
 		[ "$f" -nt "$out" ] && stale=yes
 	done
 fi
@@ -48,7 +50,7 @@ tmp=$out.tmp.$$
 # shellcheck disable=SC2086
 "$CLANG" -fsanitize=fuzzer,address,undefined -fno-sanitize-recover=undefined \
 	-fno-omit-frame-pointer -g -O1 -Wall -Wextra -Wno-unused-parameter \
-	-I"$builddir" -I"$srcdir/src" $LIBARCHIVE_CFLAGS $ZLIB_CFLAGS \
+	-I"$builddir" -I"$srcdir/include" -I"$srcdir/src/cli" $LIBARCHIVE_CFLAGS $ZLIB_CFLAGS \
 	${FUZZ_CFLAGS:-} -o "$tmp" "$harness" "$@" $LIBARCHIVE_LIBS $ZLIB_LIBS -lz
 rc=$?
 if [ $rc -ne 0 ]; then

@@ -6,7 +6,7 @@
 
 #include <string.h>
 
-#include "../../src/names.h"
+#include "../../src/lib/names.h"
 #include "tap.h"
 
 static const struct {

@@ -24,7 +24,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include "../../src/resolve.h"
+#include "../../src/lib/resolve.h"
 #include "tap.h"
 
 struct expect {
@@ -107,14 +107,22 @@ static bool same_inode(int fd, const char *rel)
 
 static void run_backend(const char *backend, bool in_root)
 {
-	struct rs_config cfg = { .dest = root, .in_root = in_root,
-				 .forced = backend };
+	struct rs_config cfg = {
+		.in_root = in_root,
+		.want = strcmp(backend, "at") == 0 ? RS_WANT_AT :
+			strcmp(backend, "openat2") == 0 ? RS_WANT_OPENAT2 :
+			RS_WANT_WALK,
+	};
 	const char *mode = in_root ? "in-root" : "strict";
 	struct resolver r;
 	struct stat st;
 	size_t i;
+	int dirfd = open(root, O_PATH | O_DIRECTORY | O_CLOEXEC);
 
-	if (rs_open_root(&r, &cfg) < 0) {
+	if (dirfd < 0)
+		abort();
+	if (rs_open_root(&r, dirfd, &cfg) < 0) {
+		rs_close(&r);
 		for (i = 0; i < sizeof(dir_cases) / sizeof(dir_cases[0]) +
 			    sizeof(stat_cases) / sizeof(stat_cases[0]) +
 			    sizeof(create_cases) / sizeof(create_cases[0]); i++)

@@ -20,7 +20,6 @@
 
 #include "compat.h"
 #include "names.h"
-#include "report.h"
 #include "resolve.h"
 
 /* openat2 and the kernel's own lookup give up after 40 links (MAXSYMLINKS). */
@@ -502,27 +501,14 @@ static bool have_at_flags(int root_fd)
 	return true;
 }
 
-int rs_open_root(struct resolver *r, const struct rs_config *cfg)
+int rs_open_root(struct resolver *r, int dirfd, const struct rs_config *cfg)
 {
 	struct statx sx;
-	const char *want = cfg->forced && *cfg->forced ? cfg->forced : "auto";
-	bool kernel_ok;
 
 	memset(r, 0, sizeof(*r));
-	r->root_fd = -1;
 	r->in_root = cfg->in_root;
 	r->cross_mounts = cfg->cross_mounts;
-
-	/* The destination itself is named by the user, not the archive: it
-	 * may be reached through symlinks, and everything below it may not. */
-	r->root_fd = open(cfg->dest, O_PATH | O_DIRECTORY | O_CLOEXEC);
-	if (r->root_fd < 0) {
-		int e = errno;
-
-		warnx_msg("cannot open destination '%s': %s", cfg->dest,
-			  strerror(e));
-		return -e;
-	}
+	r->root_fd = dirfd;
 	if (statx(r->root_fd, "", AT_EMPTY_PATH, STATX_MNT_ID, &sx) == 0) {
 		r->have_mnt_id = (sx.stx_mask & STATX_MNT_ID) != 0;
 		r->root_mnt_id = sx.stx_mnt_id;
@@ -545,46 +531,32 @@ int rs_open_root(struct resolver *r, const struct rs_config *cfg)
 		r->at_scope |= SE_AT_XDEV;
 	}
 
-	if (strcmp(want, "at") == 0) {
-		if (!have_openat2(r->root_fd) || !have_at_flags(r->root_fd)) {
-			warnx_msg("SAFE_EXTRACT_RESOLVER=at: this kernel has no AT_* scoping flags");
-			rs_close(r);
+	switch (cfg->want) {
+	case RS_WANT_AT:
+		if (!have_openat2(r->root_fd) || !have_at_flags(r->root_fd))
 			return -ENOSYS;
-		}
 		r->backend = RS_AT;
-	} else if (strcmp(want, "openat2") == 0) {
-		if (!have_openat2(r->root_fd)) {
-			warnx_msg("SAFE_EXTRACT_RESOLVER=openat2: openat2 is not available");
-			rs_close(r);
+		break;
+	case RS_WANT_OPENAT2:
+		if (!have_openat2(r->root_fd))
 			return -ENOSYS;
-		}
 		r->backend = RS_OPENAT2;
-	} else if (strcmp(want, "walk") == 0) {
+		break;
+	case RS_WANT_WALK:
 		r->backend = RS_WALK;
-	} else if (strcmp(want, "auto") == 0) {
+		break;
+	case RS_WANT_AUTO:
 		if (!have_openat2(r->root_fd))
 			r->backend = RS_WALK;
 		else if (have_at_flags(r->root_fd))
 			r->backend = RS_AT;
 		else
 			r->backend = RS_OPENAT2;
-	} else {
-		warnx_msg("SAFE_EXTRACT_RESOLVER='%s': expected auto, at, openat2 or walk",
-			  want);
-		rs_close(r);
-		return -EINVAL;
+		break;
 	}
-
-	kernel_ok = r->backend != RS_WALK;
-	if (!kernel_ok && cfg->require_kernel) {
-		warnx_msg("--require-kernel-scoping: openat2 is not available and the userspace walk cannot defend against concurrent changes");
-		rs_close(r);
+	/* The walk cannot stop a concurrent rename (resolve.h). */
+	if (r->backend == RS_WALK && cfg->require_kernel)
 		return -ENOSYS;
-	}
-	if (!kernel_ok)
-		warnx_msg("warning: %s: resolving paths in userspace; concurrent changes to the destination are not defended against",
-			  strcmp(want, "walk") == 0 ? "SAFE_EXTRACT_RESOLVER=walk" :
-			  "openat2 unavailable");
 	return 0;
 }
 

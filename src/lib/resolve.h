@@ -47,19 +47,27 @@ struct resolver {
 	bool have_mnt_id;
 };
 
+enum rs_want {
+	RS_WANT_AUTO,		/* the best the kernel has */
+	RS_WANT_AT,
+	RS_WANT_OPENAT2,
+	RS_WANT_WALK,
+};
+
 struct rs_config {
-	const char *dest;
 	bool in_root;
 	bool cross_mounts;
-	bool require_kernel;	/* --require-kernel-scoping */
-	const char *forced;	/* SAFE_EXTRACT_RESOLVER, or NULL */
+	bool require_kernel;	/* no userspace walk */
+	enum rs_want want;
 };
 
 /*
- * Open DEST and choose a backend.  Returns 0, or a negative errno with a
- * message already printed (the caller exits 2).
+ * Take DIRFD (an O_PATH|O_DIRECTORY fd of the destination, owned by R from
+ * now on, even on failure) and choose a backend.  Returns 0, or -ENOSYS
+ * when the backend asked for (or, with require_kernel, any kernel scoping)
+ * is missing.
  */
-int rs_open_root(struct resolver *r, const struct rs_config *cfg);
+int rs_open_root(struct resolver *r, int dirfd, const struct rs_config *cfg);
 void rs_close(struct resolver *r);
 const char *rs_backend_name(enum rs_backend b);
 

@@ -19,7 +19,10 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include "extract.h"
+#include <archive.h>
+#include <safe-extract.h>
+
+#include "cli.h"
 
 enum long_option {
 	LO_IN_ROOT = 256,
@@ -125,22 +128,22 @@ static void usage(FILE *f)
 "unusable, output unwritable, a member not found, interrupted).\n", f);
 }
 
-static bool push(char ***list, size_t *n, char *item)
+static bool push(struct list *l, char *item)
 {
-	char **nl = realloc(*list, (*n + 1) * sizeof(**list));
+	char **nv = realloc(l->v, (l->n + 1) * sizeof(*nv));
 
-	if (!nl)
+	if (!nv)
 		return false;
-	nl[(*n)++] = item;
-	*list = nl;
+	nv[l->n++] = item;
+	l->v = nv;
 	return true;
 }
 
 int main(int argc, char **argv)
 {
-	struct run run;
-	struct rs_config cfg;
-	bool print_resolver = false, have_file = false;
+	struct cli_options o;
+	struct cli_result res;
+	bool have_file = false;
 	int c, status;
 	long n;
 	char *end;
@@ -151,42 +154,41 @@ int main(int argc, char **argv)
 	if (strcmp(nl_langinfo(CODESET), "UTF-8") != 0)
 		setlocale(LC_CTYPE, "C.UTF-8");
 
-	memset(&run, 0, sizeof(run));
-	run.tmp.dirfd = -1;
-	run.rs.root_fd = -1;
-	run.is_root = geteuid() == 0;
-	/* Modes are computed here, exactly: the kernel's umask stays out. */
-	run.umask = umask(0);
-	if (run.is_root)
-		run.opt.flags |= OPT_SAME_OWNER | OPT_SAME_PERMS;
-	run.opt.dest = ".";
+	memset(&o, 0, sizeof(o));
+	/* Modes are computed by the library, exactly: the kernel's umask
+	 * stays out, and the user's is handed over. */
+	o.umask = umask(0);
+	if (geteuid() == 0)
+		o.flags |= CLI_SAME_OWNER | CLI_SAME_PERMS;
+	o.dest = ".";
+	o.resolver = getenv("SAFE_EXTRACT_RESOLVER");
 
 	while ((c = getopt_long(argc, argv, "C:f:txvkUp", long_options, NULL)) != -1) {
 		switch (c) {
-		case 'C': run.opt.dest = optarg; break;
-		case 'f': run.opt.archive = optarg; have_file = true; break;
-		case 't': run.opt.flags |= OPT_LIST; break;
+		case 'C': o.dest = optarg; break;
+		case 'f': o.archive = optarg; have_file = true; break;
+		case 't': o.flags |= CLI_LIST; break;
 		case 'x': break;
-		case 'v': run.opt.flags |= OPT_VERBOSE; break;
-		case 'k': run.opt.flags |= OPT_KEEP_OLD; break;
-		case 'U': run.opt.flags |= OPT_UNLINK; break;
-		case 'p': run.opt.flags |= OPT_SAME_PERMS; break;
-		case LO_NO_SAME_PERMS: run.opt.flags &= ~OPT_SAME_PERMS; break;
-		case LO_IN_ROOT: run.opt.flags |= OPT_IN_ROOT; break;
-		case LO_CROSS_MOUNTS: run.opt.flags |= OPT_CROSS_MOUNTS; break;
-		case LO_DEVICES: run.opt.flags |= OPT_DEVICES; break;
-		case LO_DURABLE: run.opt.flags |= OPT_DURABLE; break;
-		case LO_NO_SAME_OWNER: run.opt.flags &= ~OPT_SAME_OWNER; break;
-		case LO_SAME_OWNER: run.opt.flags |= OPT_SAME_OWNER; break;
-		case LO_NUMERIC_OWNER: run.opt.flags |= OPT_NUMERIC_OWNER; break;
-		case LO_XATTRS: run.opt.flags |= OPT_XATTRS; break;
-		case LO_ACLS: run.opt.flags |= OPT_ACLS; break;
+		case 'v': o.flags |= CLI_VERBOSE; break;
+		case 'k': o.flags |= CLI_KEEP_OLD; break;
+		case 'U': o.flags |= CLI_UNLINK; break;
+		case 'p': o.flags |= CLI_SAME_PERMS; break;
+		case LO_NO_SAME_PERMS: o.flags &= ~CLI_SAME_PERMS; break;
+		case LO_IN_ROOT: o.flags |= CLI_IN_ROOT; break;
+		case LO_CROSS_MOUNTS: o.flags |= CLI_CROSS_MOUNTS; break;
+		case LO_DEVICES: o.flags |= CLI_DEVICES; break;
+		case LO_DURABLE: o.flags |= CLI_DURABLE; break;
+		case LO_NO_SAME_OWNER: o.flags &= ~CLI_SAME_OWNER; break;
+		case LO_SAME_OWNER: o.flags |= CLI_SAME_OWNER; break;
+		case LO_NUMERIC_OWNER: o.flags |= CLI_NUMERIC_OWNER; break;
+		case LO_XATTRS: o.flags |= CLI_XATTRS; break;
+		case LO_ACLS: o.flags |= CLI_ACLS; break;
 		case LO_XATTRS_INCLUDE:
-			if (!push(&run.opt.xattr_includes, &run.opt.n_xattr_includes, optarg))
+			if (!push(&o.xattr_includes, optarg))
 				return EXIT_FATAL;
 			break;
 		case LO_XATTRS_EXCLUDE:
-			if (!push(&run.opt.xattr_excludes, &run.opt.n_xattr_excludes, optarg))
+			if (!push(&o.xattr_excludes, optarg))
 				return EXIT_FATAL;
 			break;
 		case LO_FORMAT:
@@ -195,36 +197,37 @@ int main(int argc, char **argv)
 				char name[32];
 
 				snprintf(name, sizeof(name), "%.*s", (int)len, p);
-				if (len >= sizeof(name) || !extract_format_known(name)) {
-					warnx_msg("--format: unknown format '%s'", name);
+				if (len >= sizeof(name) || !se_format_known(name)) {
+					cli_warn("--format: unknown format '%s'", name);
 					return EXIT_FATAL;
 				}
 				p += len + (p[len] == ',');
 			}
-			run.opt.formats = optarg;
+			o.formats = optarg;
 			break;
-		case LO_PROGRESS: run.opt.flags |= OPT_PROGRESS; break;
-		case LO_REPORT: run.opt.report_path = optarg; break;
+		case LO_PROGRESS: o.flags |= CLI_PROGRESS; break;
+		case LO_REPORT: o.report_path = optarg; break;
 		case LO_STRIP:
 			errno = 0;
 			n = strtol(optarg, &end, 10);
 			if (errno || *end || n < 0 || n > 4096) {
-				warnx_msg("--strip-components: '%s' is not a count", optarg);
+				cli_warn("--strip-components: '%s' is not a count", optarg);
 				return EXIT_FATAL;
 			}
-			run.opt.strip_components = (int)n;
+			o.strip_components = (int)n;
 			break;
 		case LO_EXCLUDE:
-			if (!push(&run.opt.excludes, &run.opt.n_excludes, optarg))
+			if (!push(&o.excludes, optarg))
 				return EXIT_FATAL;
 			break;
-		case LO_REQUIRE_KERNEL: run.opt.flags |= OPT_REQUIRE_KERNEL; break;
-		case LO_PRINT_RESOLVER: print_resolver = true; break;
+		case LO_REQUIRE_KERNEL: o.flags |= CLI_REQUIRE_KERNEL; break;
+		case LO_PRINT_RESOLVER: o.flags |= CLI_PRINT_RESOLVER; break;
 		case LO_HELP:
 			usage(stdout);
 			return 0;
 		case LO_VERSION:
-			printf("safe-extract %s\n", PACKAGE_VERSION);
+			printf("safe-extract %s (libsafe-extract %s, %s)\n",
+			       PACKAGE_VERSION, se_version(), archive_version_details());
 			return 0;
 		default:
 			usage(stderr);
@@ -233,41 +236,15 @@ int main(int argc, char **argv)
 	}
 	for (int i = optind; i < argc; i++) {
 		if (!have_file) {
-			run.opt.archive = argv[i];
+			o.archive = argv[i];
 			have_file = true;
-		} else if (!push(&run.opt.includes, &run.opt.n_includes, argv[i])) {
+		} else if (!push(&o.includes, argv[i])) {
 			return EXIT_FATAL;
 		}
 	}
-	if (!run.opt.archive && isatty(STDIN_FILENO) && !print_resolver) {
-		warnx_msg("no archive given and standard input is a terminal");
+	if (!o.archive && isatty(STDIN_FILENO) && !(o.flags & CLI_PRINT_RESOLVER)) {
+		cli_warn("no archive given and standard input is a terminal");
 		usage(stderr);
-		return EXIT_FATAL;
-	}
-
-	cfg = (struct rs_config){
-		.dest = run.opt.dest,
-		.in_root = run.opt.flags & OPT_IN_ROOT,
-		.cross_mounts = run.opt.flags & OPT_CROSS_MOUNTS,
-		.require_kernel = run.opt.flags & OPT_REQUIRE_KERNEL,
-		.forced = getenv("SAFE_EXTRACT_RESOLVER"),
-	};
-	if (print_resolver) {
-		if (rs_open_root(&run.rs, &cfg) < 0)
-			return EXIT_FATAL;
-		printf("%s\n", rs_backend_name(run.rs.backend));
-		rs_close(&run.rs);
-		return 0;
-	}
-	if (!(run.opt.flags & OPT_LIST) && rs_open_root(&run.rs, &cfg) < 0)
-		return EXIT_FATAL;
-
-	run.rep.verbose = run.opt.flags & OPT_VERBOSE;
-	run.rep.progress = (run.opt.flags & OPT_PROGRESS) && isatty(STDERR_FILENO);
-	if (report_open(&run.rep, run.opt.report_path) < 0) {
-		warnx_msg("cannot open report '%s': %s", run.opt.report_path,
-			  strerror(errno));
-		rs_close(&run.rs);
 		return EXIT_FATAL;
 	}
 
@@ -281,31 +258,16 @@ int main(int argc, char **argv)
 		}
 	}
 
-	extract_install_signals();
-	status = extract_run(&run);
-
-	/* What reached standard output and the report after the run (late
-	 * refusals) must have been written too. */
-	if (report_close(&run.rep) < 0 && !run.output_failed) {
-		warnx_msg("cannot write the report '%s': %s", run.opt.report_path,
-			  strerror(errno ? errno : EIO));
-		run.output_failed = true;
-	}
-	if ((fflush(stdout) != 0 || ferror(stdout)) && !run.output_failed) {
-		warnx_msg("cannot write standard output: %s", strerror(errno ? errno : EIO));
-		run.output_failed = true;
-	}
-	if (run.output_failed)
-		status = EXIT_FATAL;
-	rs_close(&run.rs);
-	free(run.opt.includes);
-	free(run.opt.excludes);
-	free(run.opt.xattr_includes);
-	free(run.opt.xattr_excludes);
-	if (se_interrupted) {
+	cli_install_signals();
+	status = cli_extract(&o, &res);
+	free(o.includes.v);
+	free(o.excludes.v);
+	free(o.xattr_includes.v);
+	free(o.xattr_excludes.v);
+	if (res.signal) {
 		/* Die by the signal, so the caller sees how we ended. */
-		signal((int)se_interrupted, SIG_DFL);
-		raise((int)se_interrupted);
+		signal(res.signal, SIG_DFL);
+		raise(res.signal);
 	}
 	return status;
 }

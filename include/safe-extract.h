@@ -1,0 +1,283 @@
+/*
+ * safe-extract.h - libsafe-extract: unpack untrusted archives with every
+ * file-system operation scoped by the kernel to one destination directory.
+ *
+ * The model, in four objects:
+ *
+ *   se_root   a destination opened once.  Every archive path is resolved
+ *             relative to it, never relative to the current directory or
+ *             '/', with openat2(2) RESOLVE_BENEATH | RESOLVE_NO_SYMLINKS |
+ *             RESOLVE_NO_XDEV | RESOLVE_NO_MAGICLINKS (or the AT_* flags of
+ *             this project's kernel series, or a userspace walk where the
+ *             kernel has neither).
+ *   se_run    one extraction: one or more archives into one root, with one
+ *             policy (SE_OPT_* bits and the setters below).  The caller owns
+ *             the libarchive reader and may drive it entry by entry
+ *             (se_run_entry) or hand the whole archive over (se_run_archive).
+ *   se_entry  what a callback sees before (SE_BEFORE) and after (SE_AFTER)
+ *             each entry.  Before: the caller may rename, change the owner,
+ *             mode or xattrs, skip or abort.  Names are cleaned and checked
+ *             after that, so a callback can never weaken the checks.
+ *   status    functions return 0 or a negative errno; se_run_finish returns
+ *             the run's verdict (0, 1, 2, as the command's exit status).
+ *
+ * The library keeps no global state, installs no signal handler, never
+ * changes the umask, the locale or stdio, never exits and never prints:
+ * messages go to the log callback, per-entry outcomes to the entry
+ * callback and, when asked, as JSON Lines to a report fd.  Every fd it
+ * opens is O_CLOEXEC.  One se_run is used by one thread at a time;
+ * distinct runs may run in parallel.
+ *
+ * A small example (error handling trimmed):
+ *
+ *	se_root *root;
+ *	se_run *run;
+ *	struct archive *a;
+ *
+ *	se_root_open("/srv/unpacked", 0, &root);
+ *	run = se_run_new(root, SE_OPT_DURABLE);
+ *	se_run_open_fd(run, fd, NULL, &a);
+ *	se_run_archive(run, a);
+ *	archive_read_free(a);
+ *	status = se_run_finish(run);	// 0 all extracted, 1 some refused
+ *	se_run_free(run);
+ *	se_root_close(root);
+ *
+ * See libsafe-extract(3) for every function.
+ */
+#ifndef SAFE_EXTRACT_H
+#define SAFE_EXTRACT_H
+
+#include <stddef.h>
+#include <stdint.h>
+#include <sys/types.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+struct archive;
+struct archive_entry;
+
+#define SE_VERSION_MAJOR 0
+#define SE_VERSION_MINOR 2
+
+/* The library's version as "MAJOR.MINOR.PATCH". */
+const char *se_version(void);
+
+/* ---- the destination --------------------------------------------------- */
+
+typedef struct se_root se_root;
+
+/* Flags of se_root_open(); each one but SE_REQUIRE_KERNEL weakens the
+ * strict default, and says what it gives up. */
+#define SE_IN_ROOT		(1u << 0)	/* follow symlinks, resolved as if the root were '/' */
+#define SE_CROSS_MOUNTS		(1u << 1)	/* cross mount points below the root */
+#define SE_REQUIRE_KERNEL	(1u << 2)	/* no userspace walk: fail without openat2 */
+/* Force one backend (testing, or to compare them); at most one. */
+#define SE_BACKEND_AT		(1u << 8)	/* this project's AT_* kernel flags */
+#define SE_BACKEND_OPENAT2	(1u << 9)
+#define SE_BACKEND_WALK		(1u << 10)	/* userspace walk: not race-safe */
+
+/*
+ * Open the directory PATH as a destination.  PATH is the caller's, not an
+ * archive's: it is opened as given (symlinks in it are followed).
+ * Returns 0 and sets *ROOT, or a negative errno: -ENOSYS when
+ * SE_REQUIRE_KERNEL (or a forced kernel backend) is asked and the kernel
+ * cannot scope lookups, -EINVAL for an unknown flag.
+ */
+int se_root_open(const char *path, unsigned int flags, se_root **root);
+
+/* The same from a directory fd, which is duplicated (the caller keeps
+ * DIRFD). */
+int se_root_open_fd(int dirfd, unsigned int flags, se_root **root);
+
+/* "at", "openat2" or "walk". */
+const char *se_root_backend(const se_root *root);
+
+/* Is the backend a userspace walk (no defence against a concurrent rename
+ * inside the root)?  A caller should say so to its user. */
+int se_root_is_userspace(const se_root *root);
+
+/*
+ * lstat(2) of PATH (an archive-style name: cleaned and checked as entry
+ * names are, '..' refused) inside ROOT, resolved with the root's scoping;
+ * the last component is not followed.  For decisions a caller makes before
+ * an entry (does etc/x exist: write etc/x.pacnew).  0 or a negative errno.
+ */
+struct stat;
+int se_root_lstat(se_root *root, const char *path, struct stat *st);
+
+/* NULL is allowed.  A root must outlive every run made on it. */
+void se_root_close(se_root *root);
+
+/* ---- a run ------------------------------------------------------------ */
+
+typedef struct se_run se_run;
+
+/* se_run_new() OPTS.  Owner and mode policy follow GNU tar. */
+#define SE_OPT_KEEP_OLD		(1ull << 0)	/* never replace an existing name (-k) */
+#define SE_OPT_UNLINK		(1ull << 1)	/* remove a symlink in a directory's way (-U) */
+#define SE_OPT_DURABLE		(1ull << 2)	/* all written, syncfs, all renamed, syncfs */
+#define SE_OPT_SAME_OWNER	(1ull << 3)	/* restore owners (needs root) */
+#define SE_OPT_SAME_PERMS	(1ull << 4)	/* modes without the umask; set-id with owner */
+#define SE_OPT_NUMERIC_OWNER	(1ull << 5)	/* owners by number, never by name */
+#define SE_OPT_XATTRS		(1ull << 6)	/* user.* xattrs, more with se_run_xattrs_include */
+#define SE_OPT_ACLS		(1ull << 7)	/* POSIX ACLs */
+#define SE_OPT_DEVICES		(1ull << 8)	/* create device nodes (root only); a weakening */
+#define SE_OPT_DRY_RUN		(1ull << 9)	/* check names and report, write nothing */
+
+/*
+ * A run on ROOT.  Returns NULL only when out of memory.  The umask applied
+ * to modes is 022 until se_run_set_umask() says otherwise; owners are
+ * restored only with SE_OPT_SAME_OWNER and only when the process may.
+ */
+se_run *se_run_new(se_root *root, unsigned long long opts);
+
+/* The umask to apply to modes without SE_OPT_SAME_PERMS (the library never
+ * calls umask(2): pass the process's, read once by the caller). */
+void se_run_set_umask(se_run *run, mode_t mask);
+
+/* Drop N leading components of every name (tar --strip-components). */
+int se_run_set_strip_components(se_run *run, int n);
+
+/*
+ * Member selection, as tar: an include pattern is anchored and selects a
+ * directory's contents; an exclude glob matches any trailing run of
+ * components.  Patterns are copied.  se_run_unmatched() lists include
+ * patterns that matched no member so far (I from 0; NULL past the end).
+ */
+int se_run_add_include(se_run *run, const char *pattern);
+int se_run_add_exclude(se_run *run, const char *glob);
+const char *se_run_unmatched(const se_run *run, size_t i);
+
+/* Which xattr names are restored with SE_OPT_XATTRS (globs; without an
+ * include only user.*).  security.capability also needs the set-id rule. */
+int se_run_xattrs_include(se_run *run, const char *glob);
+int se_run_xattrs_exclude(se_run *run, const char *glob);
+
+/*
+ * How owner names become ids when owners are restored (SE_OPT_SAME_OWNER
+ * without SE_OPT_NUMERIC_OWNER).  By default: in an SE_IN_ROOT root, the
+ * root's own etc/passwd and etc/group (read once, through the root's
+ * scoping); otherwise the host's databases.  A lookup callback replaces
+ * both: it sets *ID and returns 0, or returns nonzero for "unknown", and
+ * the entry's numeric id is used.  GROUP is 0 for a user, 1 for a group.
+ */
+typedef int se_owner_cb(void *data, int group, const char *name, unsigned int *id);
+int se_run_set_owner_lookup(se_run *run, se_owner_cb *cb, void *data);
+
+/* ---- what the caller hears ------------------------------------------- */
+
+enum se_stage { SE_BEFORE, SE_AFTER };
+enum se_action { SE_CREATED, SE_REPLACED, SE_SKIPPED, SE_REFUSED, SE_FAILED,
+		 SE_INCOMPLETE /* at its name, but some metadata is missing */ };
+/* What an entry callback returns. */
+enum { SE_CONTINUE, SE_SKIP, SE_ABORT };
+
+struct se_entry {
+	size_t size;			/* sizeof as the library was built */
+	enum se_stage stage;
+	/* BEFORE: the caller may change name, owner, mode, xattrs.  AFTER:
+	 * the entry as read, or NULL for outcomes settled at the end of the
+	 * run (deferred directory metadata, --durable renames). */
+	struct archive_entry *entry;
+	const char *path;		/* AFTER: the cleaned name used (the raw name if refused before cleaning) */
+	enum se_action action;		/* AFTER */
+	int error;			/* AFTER: errno value or 0 */
+	const char *reason;		/* AFTER: NULL or printable ASCII (archive bytes in it
+					 * escaped as \xNN); valid during the call */
+	const char *type;		/* AFTER: "file", "directory", "symlink", "hardlink", ... */
+	const char *name;		/* AFTER: the entry's raw name (as the report shows it) */
+	uint64_t bytes;			/* AFTER: data bytes written for it */
+};
+
+typedef int se_entry_cb(void *data, struct se_entry *e);
+int se_run_set_callback(se_run *run, se_entry_cb *cb, void *data);
+
+/* Messages about the run itself (a warning, why it stopped).  LEVEL is
+ * SE_LOG_WARNING or SE_LOG_ERROR; MSG is already safe for a terminal. */
+enum { SE_LOG_ERROR = 3, SE_LOG_WARNING = 4 };
+typedef void se_log_cb(void *data, int level, const char *msg);
+int se_run_set_log(se_run *run, se_log_cb *cb, void *data);
+
+/* One JSON object per entry (path, type, action, reason, errno) written to
+ * FD, which stays the caller's.  A failed write makes se_run_finish()
+ * return 2. */
+int se_run_set_report_fd(se_run *run, int fd);
+
+/* ---- feeding it ------------------------------------------------------- */
+
+/*
+ * A libarchive reader on FD (the caller's; not closed) that reads archive
+ * formats only (tar, cpio, zip, 7zip, ar, iso9660, rar, rar5, xar, lha,
+ * cab) plus those FORMATS lists (comma-separated: "mtree", "raw", "empty",
+ * "warc", "all"), every compression libarchive knows, and that checks
+ * every gzip member's CRC32 and length trailer (libarchive does not).  It
+ * also wakes up when se_run_cancel() is called while it waits for input.
+ * Returns 0, -ENODATA for empty input, -EINVAL for an unknown format name,
+ * or another negative errno (the message is logged).  Free it with
+ * archive_read_free() after the last entry.
+ */
+int se_run_open_fd(se_run *run, int fd, const char *formats, struct archive **a);
+
+/* Is NAME a format se_run_open_fd() accepts in FORMATS? */
+int se_format_known(const char *name);
+
+/*
+ * Extract the entry that archive_read_next_header(A) just returned, with
+ * its data.  Returns 0 when the run goes on (the entry may have been
+ * refused: the callback and the report say so), or a negative errno when
+ * the run cannot go on (destination unusable, SE_ABORT, cancelled); the
+ * entry's error is also set on A with archive_set_error().
+ */
+int se_run_entry(se_run *run, struct archive *a, struct archive_entry *e);
+
+/*
+ * Every entry of A to its end.  Returns 0, or a negative errno when the
+ * archive is damaged or truncated or the run cannot go on (logged).
+ */
+int se_run_archive(se_run *run, struct archive *a);
+
+/*
+ * After the last archive: --durable's syncfs, renames and second syncfs,
+ * then directory metadata.  Returns the verdict: 0 every entry extracted,
+ * 1 some refused, failed or incomplete, 2 fatal (an earlier call failed,
+ * the destination or the report failed, cancelled).
+ */
+int se_run_finish(se_run *run);
+
+/* Stop the run as soon as possible; safe from a signal handler. */
+void se_run_cancel(se_run *run);
+
+/* Counters so far: entries seen, data bytes written, refused, failed. */
+struct se_stats {
+	size_t size;			/* sizeof as the caller was built */
+	uint64_t entries, bytes;
+	uint64_t refused, failed;
+};
+int se_run_stats(const se_run *run, struct se_stats *st);
+
+/* Free the run; removes every temporary it still owns.  NULL is allowed. */
+void se_run_free(se_run *run);
+
+/* ---- helpers for callers ------------------------------------------------ */
+
+/*
+ * Escape NAME (archive bytes) for a terminal into BUF: printable ASCII
+ * stays, \ and ' are backslashed, every other byte becomes \xNN; a
+ * truncation ends in "...".  Returns BUF.
+ */
+char *se_escape(const char *name, char *buf, size_t bufsz);
+
+/* "created", "replaced", ... */
+const char *se_action_name(enum se_action a);
+
+/* "ENOENT", "ELOOP", ...: the symbolic name of an errno value. */
+const char *se_errno_name(int err);
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif

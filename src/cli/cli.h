@@ -1,0 +1,74 @@
+/*
+ * cli.h - the safe-extract command: what main() parsed, and the run that
+ * uses only the public library API (<safe-extract.h>).
+ */
+#ifndef SAFE_EXTRACT_CLI_H
+#define SAFE_EXTRACT_CLI_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <sys/types.h>
+
+/* Option bits; each weakening of the secure default is its own bit. */
+#define CLI_LIST		(1u << 0)	/* -t */
+#define CLI_VERBOSE		(1u << 1)	/* -v */
+#define CLI_IN_ROOT		(1u << 2)	/* --in-root: follow links, inside DEST */
+#define CLI_CROSS_MOUNTS	(1u << 3)	/* --cross-mounts */
+#define CLI_DEVICES		(1u << 4)	/* --devices */
+#define CLI_UNLINK		(1u << 5)	/* -U: remove a symlink in a dir's way */
+#define CLI_KEEP_OLD		(1u << 6)	/* -k: never replace */
+#define CLI_DURABLE		(1u << 7)	/* --durable: two syncfs */
+#define CLI_SAME_OWNER		(1u << 8)	/* root default; --no-same-owner clears */
+#define CLI_NUMERIC_OWNER	(1u << 9)	/* --numeric-owner */
+#define CLI_SAME_PERMS		(1u << 10)	/* -p; root default */
+#define CLI_XATTRS		(1u << 11)	/* --xattrs */
+#define CLI_ACLS		(1u << 12)	/* --acls */
+#define CLI_PROGRESS		(1u << 13)	/* --progress */
+#define CLI_REQUIRE_KERNEL	(1u << 14)	/* --require-kernel-scoping */
+#define CLI_PRINT_RESOLVER	(1u << 15)	/* --print-resolver */
+
+/* Exit statuses (README.md, doc/safe-extract.1). */
+enum exit_status {
+	EXIT_ALL_EXTRACTED = 0,
+	EXIT_SOME_REFUSED = 1,
+	EXIT_FATAL = 2,
+};
+
+struct list {
+	char **v;
+	size_t n;
+};
+
+struct cli_options {
+	unsigned int flags;
+	const char *archive;		/* NULL or "-": standard input */
+	const char *dest;
+	const char *report_path;
+	const char *formats;		/* --format=LIST, or NULL */
+	const char *resolver;		/* SAFE_EXTRACT_RESOLVER, or NULL */
+	int strip_components;
+	mode_t umask;			/* the user's, applied by the library */
+	struct list includes, excludes;
+	struct list xattr_includes, xattr_excludes;
+};
+
+/* What a run did, for callers that check it (the fuzz harness). */
+struct cli_result {
+	unsigned long long entries, refused, failed;
+	int signal;			/* the signal that ended it, or 0 */
+};
+
+/*
+ * Extract as the options say; messages on stderr, names on stdout.
+ * Returns the exit status.  Does not re-raise a signal that stopped the
+ * run: RES->signal says which.
+ */
+int cli_extract(const struct cli_options *o, struct cli_result *res);
+
+/* Catch every catchable terminating signal and cancel the current run. */
+void cli_install_signals(void);
+
+/* "safe-extract: MSG" on stderr, MSG made safe for a terminal. */
+void cli_warn(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+
+#endif

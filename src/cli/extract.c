@@ -1,0 +1,393 @@
+/*
+ * extract.c - one run of the command, as a client of libsafe-extract:
+ * open what the user named, hand the archive to the library, and say on
+ * stdout and stderr what became of each entry.
+ */
+#include "config.h"
+
+#include <archive.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <signal.h>
+#include <stdarg.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+
+#include <safe-extract.h>
+
+#include "cli.h"
+
+/* The run a signal cancels.  The command has one run at a time. */
+static se_run *volatile current_run;
+static volatile sig_atomic_t caught_signal;
+
+/* Every signal whose default action ends the process and that can be
+ * caught: each would otherwise leave the live temporary behind (SIGPIPE
+ * from "-v | head", SIGXFSZ from "ulimit -f", SIGQUIT, SIGUSR1 ...). */
+static const int fatal_signals[] = {
+	SIGHUP, SIGINT, SIGQUIT, SIGPIPE, SIGALRM, SIGTERM, SIGUSR1, SIGUSR2,
+	SIGXCPU, SIGXFSZ, SIGVTALRM, SIGPROF, SIGIO, SIGPWR,
+#ifdef SIGSTKFLT
+	SIGSTKFLT,
+#endif
+};
+
+static void on_signal(int sig)
+{
+	se_run *run = current_run;
+
+	caught_signal = sig;
+	if (run)
+		se_run_cancel(run);
+}
+
+void cli_install_signals(void)
+{
+	struct sigaction sa;
+
+	memset(&sa, 0, sizeof(sa));
+	sa.sa_handler = on_signal;
+	sigemptyset(&sa.sa_mask);
+	for (size_t i = 0; i < sizeof(fatal_signals) / sizeof(fatal_signals[0]); i++) {
+		struct sigaction old;
+
+		/* An ignored SIGHUP (nohup) or SIGPIPE stays ignored: a hangup
+		 * does not end the run, and a closed stdout makes the write
+		 * fail with EPIPE, which ends it through the output check.
+		 * Others are caught even when ignored: a shell starts
+		 * background jobs with SIGINT ignored, and kill -INT must
+		 * still leave no temporary. */
+		if ((fatal_signals[i] == SIGHUP || fatal_signals[i] == SIGPIPE) &&
+		    sigaction(fatal_signals[i], NULL, &old) == 0 &&
+		    old.sa_handler == SIG_IGN)
+			continue;
+		sigaction(fatal_signals[i], &sa, NULL);
+	}
+}
+
+void cli_warn(const char *fmt, ...)
+{
+	char msg[4096], safe[4096 * 4 + 8];
+	size_t o = 0;
+	va_list ap;
+
+	va_start(ap, fmt);
+	vsnprintf(msg, sizeof(msg), fmt, ap);
+	va_end(ap);
+	/* A message may quote the archive: control bytes never reach the
+	 * terminal raw (what is escaped already stays as it is). */
+	for (const unsigned char *p = (const unsigned char *)msg; *p && o + 8 < sizeof(safe); p++) {
+		if (*p >= 0x20 && *p < 0x7f) {
+			safe[o++] = (char)*p;
+		} else {
+			o += (size_t)snprintf(safe + o, sizeof(safe) - o, "\\x%02x", *p);
+		}
+	}
+	safe[o] = '\0';
+	fprintf(stderr, "safe-extract: %s\n", safe);
+}
+
+/* ---- what the user sees ---------------------------------------------- */
+
+struct ui {
+	const struct cli_options *o;
+	se_run *run;
+	bool progress;			/* --progress and stderr is a terminal */
+	bool output_failed;		/* stdout could not be written */
+	uint64_t last_progress_ns;
+};
+
+static uint64_t now_ns(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
+}
+
+static void progress(struct ui *ui, bool final)
+{
+	struct se_stats st = { .size = sizeof(st) };
+	uint64_t t;
+
+	if (!ui->progress || se_run_stats(ui->run, &st) < 0)
+		return;
+	t = now_ns();
+	if (!final && t - ui->last_progress_ns < 250000000u)
+		return;
+	ui->last_progress_ns = t;
+	fprintf(stderr, "\r%llu entries, %.1f MiB%s",
+		(unsigned long long)st.entries, (double)st.bytes / (1024.0 * 1024.0),
+		final ? "\n" : "");
+}
+
+/* The listing or -v output cannot be written: what the caller reads would
+ * be incomplete, so the run stops (GNU tar exits 2 too). */
+static bool stdout_broken(struct ui *ui)
+{
+	if (ui->output_failed)
+		return true;
+	if (!ferror(stdout))
+		return false;
+	cli_warn("cannot write standard output: %s", strerror(errno ? errno : EIO));
+	ui->output_failed = true;
+	return true;
+}
+
+static void log_cb(void *data, int level, const char *msg)
+{
+	struct ui *ui = data;
+
+	if (ui->progress)
+		fputc('\n', stderr);
+	fprintf(stderr, "safe-extract: %s\n", msg);
+}
+
+/*
+ * After each entry: refusals and failures always print one stderr line
+ * (escaped name, what, why); -t prints the names it would extract, -v
+ * those extracted.
+ */
+static int entry_cb(void *data, struct se_entry *e)
+{
+	struct ui *ui = data;
+	char esc[1024], why[1024];
+
+	if (e->stage != SE_AFTER)
+		return SE_CONTINUE;
+	if (e->action == SE_REFUSED || e->action == SE_FAILED ||
+	    e->action == SE_INCOMPLETE) {
+		se_escape(e->name, esc, sizeof(esc));
+		/* The library's reasons are safe for a terminal already. */
+		snprintf(why, sizeof(why), "%s", e->reason ? e->reason : "");
+		if (ui->progress)
+			fputc('\n', stderr);
+		if (e->error)
+			fprintf(stderr, "safe-extract: %s '%s': %s (%s)\n",
+				se_action_name(e->action), esc, why,
+				se_errno_name(e->error));
+		else
+			fprintf(stderr, "safe-extract: %s '%s': %s\n",
+				se_action_name(e->action), esc, why);
+	} else if ((ui->o->flags & CLI_LIST) && e->action == SE_CREATED) {
+		char path[4096 * 4 + 8];
+
+		printf("%s\n", se_escape(e->path[0] ? e->path : ".", path,
+					 sizeof(path)));
+	} else if ((ui->o->flags & CLI_VERBOSE) && e->action != SE_SKIPPED) {
+		printf("%s\n", se_escape(e->name, esc, sizeof(esc)));
+	}
+	progress(ui, false);
+	return stdout_broken(ui) ? SE_ABORT : SE_CONTINUE;
+}
+
+/* ---- the run ---------------------------------------------------------- */
+
+static unsigned int root_flags(const struct cli_options *o)
+{
+	unsigned int f = 0;
+
+	if (o->flags & CLI_IN_ROOT)
+		f |= SE_IN_ROOT;
+	if (o->flags & CLI_CROSS_MOUNTS)
+		f |= SE_CROSS_MOUNTS;
+	if (o->flags & CLI_REQUIRE_KERNEL)
+		f |= SE_REQUIRE_KERNEL;
+	if (o->resolver && strcmp(o->resolver, "at") == 0)
+		f |= SE_BACKEND_AT;
+	else if (o->resolver && strcmp(o->resolver, "openat2") == 0)
+		f |= SE_BACKEND_OPENAT2;
+	else if (o->resolver && strcmp(o->resolver, "walk") == 0)
+		f |= SE_BACKEND_WALK;
+	return f;
+}
+
+static unsigned long long run_opts(const struct cli_options *o)
+{
+	static const struct { unsigned int cli; unsigned long long se; } map[] = {
+		{ CLI_KEEP_OLD, SE_OPT_KEEP_OLD },
+		{ CLI_UNLINK, SE_OPT_UNLINK },
+		{ CLI_DURABLE, SE_OPT_DURABLE },
+		{ CLI_SAME_OWNER, SE_OPT_SAME_OWNER },
+		{ CLI_SAME_PERMS, SE_OPT_SAME_PERMS },
+		{ CLI_NUMERIC_OWNER, SE_OPT_NUMERIC_OWNER },
+		{ CLI_XATTRS, SE_OPT_XATTRS },
+		{ CLI_ACLS, SE_OPT_ACLS },
+		{ CLI_DEVICES, SE_OPT_DEVICES },
+		{ CLI_LIST, SE_OPT_DRY_RUN },
+	};
+	unsigned long long opts = 0;
+
+	for (size_t i = 0; i < sizeof(map) / sizeof(map[0]); i++)
+		if (o->flags & map[i].cli)
+			opts |= map[i].se;
+	return opts;
+}
+
+/*
+ * Open the destination as the options say, with the command's messages.
+ * NULL after a message when it cannot be used.
+ */
+static se_root *open_root(const struct cli_options *o)
+{
+	const char *want = o->resolver && *o->resolver ? o->resolver : "auto";
+	se_root *root;
+	int r;
+
+	if (strcmp(want, "auto") != 0 && strcmp(want, "at") != 0 &&
+	    strcmp(want, "openat2") != 0 && strcmp(want, "walk") != 0) {
+		cli_warn("SAFE_EXTRACT_RESOLVER='%s': expected auto, at, openat2 or walk",
+			 want);
+		return NULL;
+	}
+	r = se_root_open(o->dest, root_flags(o), &root);
+	if (r == -ENOSYS && strcmp(want, "at") == 0) {
+		cli_warn("SAFE_EXTRACT_RESOLVER=at: this kernel has no AT_* scoping flags");
+		return NULL;
+	}
+	if (r == -ENOSYS && strcmp(want, "openat2") == 0) {
+		cli_warn("SAFE_EXTRACT_RESOLVER=openat2: openat2 is not available");
+		return NULL;
+	}
+	if (r == -ENOSYS) {
+		cli_warn("--require-kernel-scoping: openat2 is not available and the userspace walk cannot defend against concurrent changes");
+		return NULL;
+	}
+	if (r < 0) {
+		cli_warn("cannot open destination '%s': %s", o->dest, strerror(-r));
+		return NULL;
+	}
+	if (se_root_is_userspace(root))
+		cli_warn("warning: %s: resolving paths in userspace; concurrent changes to the destination are not defended against",
+			 strcmp(want, "walk") == 0 ? "SAFE_EXTRACT_RESOLVER=walk" :
+			 "openat2 unavailable");
+	return root;
+}
+
+/* Give the run the command's policy.  False when out of memory. */
+static bool configure(se_run *run, const struct cli_options *o)
+{
+	bool good = true;
+
+	se_run_set_umask(run, o->umask);
+	good &= se_run_set_strip_components(run, o->strip_components) == 0;
+	for (size_t i = 0; i < o->includes.n; i++)
+		good &= se_run_add_include(run, o->includes.v[i]) == 0;
+	for (size_t i = 0; i < o->excludes.n; i++)
+		good &= se_run_add_exclude(run, o->excludes.v[i]) == 0;
+	for (size_t i = 0; i < o->xattr_includes.n; i++)
+		good &= se_run_xattrs_include(run, o->xattr_includes.v[i]) == 0;
+	for (size_t i = 0; i < o->xattr_excludes.n; i++)
+		good &= se_run_xattrs_exclude(run, o->xattr_excludes.v[i]) == 0;
+	return good;
+}
+
+int cli_extract(const struct cli_options *o, struct cli_result *res)
+{
+	const char *file = o->archive && strcmp(o->archive, "-") != 0 ? o->archive : NULL;
+	struct se_stats st = { .size = sizeof(st) };
+	struct ui ui = { .o = o };
+	struct archive *a = NULL;
+	se_root *root = NULL;
+	se_run *run = NULL;
+	int status = EXIT_FATAL, report_fd = -1, fd = -1, r;
+	const char *miss;
+
+	memset(res, 0, sizeof(*res));
+	caught_signal = 0;
+	if (o->flags & CLI_PRINT_RESOLVER) {
+		root = open_root(o);
+		if (!root)
+			return EXIT_FATAL;
+		printf("%s\n", se_root_backend(root));
+		se_root_close(root);
+		return EXIT_ALL_EXTRACTED;
+	}
+	/* -t writes nothing and needs no destination. */
+	if (!(o->flags & CLI_LIST)) {
+		root = open_root(o);
+		if (!root)
+			return EXIT_FATAL;
+	}
+	if (o->report_path) {
+		report_fd = open(o->report_path, O_WRONLY | O_CREAT | O_TRUNC |
+				 O_CLOEXEC | O_NOCTTY, 0644);
+		if (report_fd < 0) {
+			cli_warn("cannot open report '%s': %s", o->report_path,
+				 strerror(errno));
+			goto out;
+		}
+	}
+	/* The archive is named by the user, not by an archive: a plain open. */
+	fd = file ? open(file, O_RDONLY | O_CLOEXEC | O_NOCTTY) : STDIN_FILENO;
+	if (fd < 0) {
+		cli_warn("cannot open archive '%s': %s", file, strerror(errno));
+		goto out;
+	}
+
+	run = se_run_new(root, run_opts(o));
+	if (!run || !configure(run, o)) {
+		cli_warn("out of memory");
+		goto out;
+	}
+	ui.run = run;
+	ui.progress = (o->flags & CLI_PROGRESS) && isatty(STDERR_FILENO);
+	se_run_set_log(run, log_cb, &ui);
+	se_run_set_callback(run, entry_cb, &ui);
+	if (report_fd >= 0)
+		se_run_set_report_fd(run, report_fd);
+	current_run = run;
+	if (caught_signal)
+		se_run_cancel(run);
+
+	r = se_run_open_fd(run, fd, o->formats, &a);
+	if (r == 0) {
+		se_run_archive(run, a);
+		archive_read_free(a);
+	}
+	status = se_run_finish(run);
+	current_run = NULL;
+	if (r < 0)
+		status = EXIT_FATAL;
+	progress(&ui, true);
+
+	/* As GNU tar: a member named on the command line that the archive
+	 * does not hold is an error of the whole run. */
+	for (size_t i = 0; status != EXIT_FATAL && (miss = se_run_unmatched(run, i)); i++)
+		cli_warn("%s: Not found in archive", miss);
+	if (status != EXIT_FATAL && se_run_unmatched(run, 0))
+		status = EXIT_FATAL;
+
+	/* What reached standard output after the last entry (late refusals)
+	 * must have been written too. */
+	if ((fflush(stdout) != 0 || ferror(stdout)) && !ui.output_failed) {
+		cli_warn("cannot write standard output: %s", strerror(errno ? errno : EIO));
+		ui.output_failed = true;
+	}
+	if (ui.output_failed)
+		status = EXIT_FATAL;
+	if (se_run_stats(run, &st) == 0) {
+		res->entries = st.entries;
+		res->refused = st.refused;
+		res->failed = st.failed;
+	}
+out:
+	current_run = NULL;
+	se_run_free(run);
+	se_root_close(root);
+	if (fd > STDIN_FILENO)
+		close(fd);
+	if (report_fd >= 0 && close(report_fd) < 0 && status != EXIT_FATAL) {
+		cli_warn("cannot write the report '%s': %s", o->report_path,
+			 strerror(errno));
+		status = EXIT_FATAL;
+	}
+	res->signal = caught_signal;
+	if (caught_signal)
+		status = EXIT_FATAL;
+	return status;
+}

@@ -1,0 +1,394 @@
+/*
+ * input.c - the archive's bytes: a reader that wakes up on cancel, checks
+ * every gzip trailer, and reads only the formats asked for.
+ */
+#include "config.h"
+
+#include <archive.h>
+#include <archive_entry.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <poll.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+#include <zlib.h>
+
+#include "internal.h"
+
+/*
+ * The archive's bytes come through these callbacks rather than
+ * archive_read_open_fd(), which retries a read() that a signal
+ * interrupted: a cancel (SIGINT in the command) on a stalled pipe would
+ * never be seen, and the temporary file of the entry being written would
+ * stay behind.  se_run_cancel() writes to a pipe that the read waits on
+ * next to the input.
+ */
+#define READ_BLOCK (128 * 1024)
+
+struct source {
+	int fd;
+	bool seekable;
+	off_t size;
+	se_run *run;			/* NULL once the run has let go */
+	struct archive *ar;		/* the reader it feeds */
+	bool started;			/* the first block has been looked at */
+	/*
+	 * gzip is decoded here rather than by libarchive, whose reader does
+	 * not check a member's CRC32 and ISIZE trailer: a .tar.gz with a
+	 * damaged stored block would extract wrong data with exit 0.
+	 * zlib's gzip mode checks both at the end of every member.
+	 */
+	bool gz;
+	bool gz_done;			/* the last member ended */
+	bool raw_eof;
+	z_stream zs;
+	unsigned char buf[READ_BLOCK];
+	unsigned char out[READ_BLOCK];
+};
+
+/* Read the next raw block of the archive into s->buf. */
+static la_ssize_t raw_read(struct archive *a, struct source *s)
+{
+	for (;;) {
+		struct pollfd p[2] = {
+			{ .fd = s->fd, .events = POLLIN },
+			{ .fd = s->run ? run_cancel_fd(s->run) : -1, .events = POLLIN },
+		};
+		ssize_t n;
+
+		if (s->run && s->run->cancelled) {
+			archive_set_error(a, EINTR, "interrupted");
+			return -1;
+		}
+		if (!s->seekable && poll(p, 2, -1) < 0 && errno != EINTR) {
+			archive_set_error(a, errno, "cannot wait for the archive");
+			return -1;
+		}
+		if (s->run && s->run->cancelled)
+			continue;
+		n = read(s->fd, s->buf, sizeof(s->buf));
+		if (n < 0 && (errno == EINTR || errno == EAGAIN))
+			continue;
+		if (n < 0) {
+			archive_set_error(a, errno, "cannot read the archive");
+			return -1;
+		}
+		if (s->run)
+			s->run->input_bytes += (uint64_t)n;
+		return n;
+	}
+}
+
+/* Decode the next block of gzip data into s->out. */
+static la_ssize_t gz_read(struct archive *a, struct source *s)
+{
+	while (!s->gz_done) {
+		int zr;
+
+		if (s->zs.avail_in == 0 && !s->raw_eof) {
+			la_ssize_t n = raw_read(a, s);
+
+			if (n < 0)
+				return -1;
+			if (n == 0)
+				s->raw_eof = true;
+			s->zs.next_in = s->buf;
+			s->zs.avail_in = (uInt)n;
+		}
+		s->zs.next_out = s->out;
+		s->zs.avail_out = sizeof(s->out);
+		zr = inflate(&s->zs, Z_NO_FLUSH);
+		if (zr == Z_STREAM_END) {
+			/* Another member may follow (gzip -c a b), or the
+			 * zero padding of a tape record; nothing else. */
+			for (;;) {
+				la_ssize_t n;
+
+				while (s->zs.avail_in > 0 && s->zs.next_in[0] == 0) {
+					s->zs.next_in++;
+					s->zs.avail_in--;
+				}
+				if (s->zs.avail_in > 0 || s->raw_eof)
+					break;
+				n = raw_read(a, s);
+				if (n < 0)
+					return -1;
+				s->raw_eof = n == 0;
+				s->zs.next_in = s->buf;
+				s->zs.avail_in = (uInt)n;
+			}
+			if (s->zs.avail_in == 0) {
+				s->gz_done = true;
+			} else if (s->zs.next_in[0] == 0x1f) {
+				inflateReset(&s->zs);
+			} else {
+				archive_set_error(a, EILSEQ,
+						  "gzip: data after the last member");
+				return -1;
+			}
+		} else if (zr == Z_BUF_ERROR && s->zs.avail_in == 0 && s->raw_eof) {
+			archive_set_error(a, EILSEQ,
+					  "gzip: truncated input");
+			return -1;
+		} else if (zr != Z_OK && zr != Z_BUF_ERROR) {
+			archive_set_error(a, EILSEQ, "gzip: %s",
+					  s->zs.msg ? s->zs.msg : "damaged data");
+			return -1;
+		}
+		if (s->zs.avail_out < sizeof(s->out))
+			return (la_ssize_t)(sizeof(s->out) - s->zs.avail_out);
+	}
+	return 0;
+}
+
+static la_ssize_t source_read(struct archive *a, void *data, const void **buf)
+{
+	struct source *s = data;
+	la_ssize_t n;
+
+	if (!s->started) {
+		s->started = true;
+		n = raw_read(a, s);
+		if (n < 2 || s->buf[0] != 0x1f || s->buf[1] != 0x8b) {
+			*buf = s->buf;
+			return n;
+		}
+		/* 16 + MAX_WBITS: the gzip wrapper, trailer checked. */
+		if (inflateInit2(&s->zs, 16 + MAX_WBITS) != Z_OK) {
+			archive_set_error(a, ENOMEM, "gzip: cannot start the decoder");
+			return -1;
+		}
+		s->gz = true;
+		s->zs.next_in = s->buf;
+		s->zs.avail_in = (uInt)n;
+	}
+	if (!s->gz) {
+		n = raw_read(a, s);
+		*buf = s->buf;
+		return n;
+	}
+	n = gz_read(a, s);
+	*buf = s->out;
+	return n;
+}
+
+/*
+ * After the archive's last entry: read the rest of a gzip stream, so that
+ * its trailer is checked even when the archive format stopped early (tar
+ * stops at its end blocks).  False, with the error set, when damaged.
+ */
+static bool source_drain(struct archive *a, struct source *s)
+{
+	while (s->gz && !s->gz_done) {
+		la_ssize_t n = gz_read(a, s);
+
+		if (n < 0)
+			return false;
+		if (n == 0)
+			break;
+	}
+	return true;
+}
+
+static la_int64_t source_skip(struct archive *a, void *data, la_int64_t request)
+{
+	struct source *s = data;
+	off_t from, to;
+
+	if (!s->seekable || s->gz)
+		return 0;	/* libarchive reads and discards instead */
+	from = lseek(s->fd, 0, SEEK_CUR);
+	if (from < 0)
+		return 0;
+	/* lseek happily goes past the end; a truncated archive must not
+	 * look complete, so never skip further than the file is long. */
+	to = from + (off_t)request > s->size ? s->size : from + (off_t)request;
+	if (to < from || lseek(s->fd, to, SEEK_SET) < 0)
+		return 0;
+	return to - from;
+}
+
+static la_int64_t source_seek(struct archive *a, void *data, la_int64_t offset,
+			      int whence)
+{
+	struct source *s = data;
+	off_t r;
+
+	if (s->gz)
+		return ARCHIVE_FATAL;	/* decoded data cannot seek */
+	r = lseek(s->fd, (off_t)offset, whence);
+	return r < 0 ? ARCHIVE_FATAL : r;
+}
+
+static int source_close(struct archive *a, void *data)
+{
+	struct source *s = data;
+
+	/* The fd is the caller's. */
+	if (s->run && s->run->input == s)
+		s->run->input = NULL;
+	if (s->gz)
+		inflateEnd(&s->zs);
+	free(s);
+	return ARCHIVE_OK;
+}
+
+/*
+ * The formats read by default: archives.  mtree and raw are not: a text
+ * file that happens to parse as mtree would create files, and raw turns
+ * any input into one file.  "empty" is not either: empty input is an error,
+ * as in GNU tar (a failed download piped into us must not exit 0).
+ */
+static const struct format {
+	const char *name;
+	int (*enable)(struct archive *);
+	bool by_default;
+} format_table[] = {
+	{ "tar", archive_read_support_format_tar, true },
+	{ "cpio", archive_read_support_format_cpio, true },
+	{ "zip", archive_read_support_format_zip, true },
+	{ "7zip", archive_read_support_format_7zip, true },
+	{ "ar", archive_read_support_format_ar, true },
+	{ "iso9660", archive_read_support_format_iso9660, true },
+	{ "rar", archive_read_support_format_rar, true },
+	{ "rar5", archive_read_support_format_rar5, true },
+	{ "xar", archive_read_support_format_xar, true },
+	{ "lha", archive_read_support_format_lha, true },
+	{ "cab", archive_read_support_format_cab, true },
+	{ "warc", archive_read_support_format_warc, false },
+	{ "mtree", archive_read_support_format_mtree, false },
+	{ "raw", archive_read_support_format_raw, false },
+	{ "empty", archive_read_support_format_empty, false },
+};
+
+SE_EXPORT int se_format_known(const char *name)
+{
+	if (strcmp(name, "all") == 0 || strcmp(name, "7z") == 0)
+		return true;
+	for (size_t i = 0; i < sizeof(format_table) / sizeof(format_table[0]); i++)
+		if (strcmp(format_table[i].name, name) == 0)
+			return true;
+	return false;
+}
+
+/* The default formats, widened by --format=LIST (comma-separated). */
+static void enable_formats(struct archive *a, const char *list)
+{
+	for (size_t i = 0; i < sizeof(format_table) / sizeof(format_table[0]); i++) {
+		bool want = format_table[i].by_default;
+		const char *p = list;
+
+		while (!want && p && *p) {
+			size_t len = strcspn(p, ",");
+
+			want = (len == 3 && strncmp(p, "all", 3) == 0) ||
+			       (len == strlen(format_table[i].name) &&
+				strncmp(p, format_table[i].name, len) == 0) ||
+			       (len == 2 && strncmp(p, "7z", 2) == 0 &&
+				strcmp(format_table[i].name, "7zip") == 0);
+			p += len + (p[len] == ',');
+		}
+		if (want)
+			format_table[i].enable(a);
+	}
+}
+
+
+/*
+ * Is every name in LIST (comma-separated) a format?  An empty list is.
+ */
+static bool formats_known(const char *list)
+{
+	for (const char *p = list; p && *p;) {
+		size_t len = strcspn(p, ",");
+		char name[32];
+
+		if (len == 0 || len >= sizeof(name))
+			return false;
+		memcpy(name, p, len);
+		name[len] = '\0';
+		if (!se_format_known(name))
+			return false;
+		p += len + (p[len] == ',');
+	}
+	return true;
+}
+
+SE_EXPORT int se_run_open_fd(se_run *run, int fd, const char *formats,
+			     struct archive **ap)
+{
+	struct archive *a;
+	struct source *s;
+	struct stat st;
+	int err;
+
+	*ap = NULL;
+	if (!formats_known(formats))
+		return -EINVAL;
+	if (run->input) {
+		run_log(run, SE_LOG_ERROR, "an archive of this run is still open");
+		return -EBUSY;
+	}
+	s = calloc(1, sizeof(*s));
+	if (!s)
+		return -ENOMEM;
+	s->fd = fd;
+	s->run = run;
+	s->seekable = fstat(fd, &st) == 0 && S_ISREG(st.st_mode);
+	s->size = s->seekable ? st.st_size : 0;
+
+	a = archive_read_new();
+	if (!a) {
+		free(s);
+		return -ENOMEM;
+	}
+	s->ar = a;
+	archive_read_support_filter_all(a);
+	enable_formats(a, formats);
+	archive_read_set_callback_data(a, s);
+	archive_read_set_read_callback(a, source_read);
+	archive_read_set_skip_callback(a, source_skip);
+	if (s->seekable)
+		archive_read_set_seek_callback(a, source_seek);
+	archive_read_set_close_callback(a, source_close);
+	run->input = s;
+	run->input_bytes = 0;
+	if (archive_read_open1(a) != ARCHIVE_OK) {
+		/* s is gone: libarchive closed it. */
+		bool empty = run->input_bytes == 0;
+
+		if (run->cancelled) {
+			err = -EINTR;
+			run_log(run, SE_LOG_ERROR, "cannot read the archive: interrupted");
+		} else if (empty) {
+			/* As GNU tar: a failed download piped into us must
+			 * not look like an empty success. */
+			err = -ENODATA;
+			run_log(run, SE_LOG_ERROR, "cannot read the archive: it is empty");
+		} else {
+			err = archive_errno(a) > 0 ? -archive_errno(a) : -EILSEQ;
+			run_log(run, SE_LOG_ERROR, "cannot read the archive: %s",
+				run_archive_msg(a));
+		}
+		archive_read_free(a);
+		run->input = NULL;
+		return err;
+	}
+	*ap = a;
+	return 0;
+}
+
+int input_finish(se_run *run, struct archive *a)
+{
+	struct source *s = run->input;
+
+	/* Only a reader se_run_open_fd() made has a stream to check. */
+	if (!s || s->ar != a)
+		return 0;
+	if (!source_drain(a, s))
+		return -EILSEQ;
+	return 0;
+}

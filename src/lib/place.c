@@ -1,0 +1,221 @@
+/*
+ * place.c - temporaries, and putting a finished object at its name.
+ */
+#include "config.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <stdio.h>
+#include <string.h>
+#include <sys/random.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "compat.h"
+#include "write.h"
+
+
+/* Errors that say the destination, not the entry, is unusable. */
+bool dest_unusable(int err)
+{
+	return err == ENOSPC || err == EDQUOT || err == EROFS || err == EIO ||
+	       err == ENOMEM || err == EMFILE || err == ENFILE;
+}
+
+
+/*
+ * Turn a resolution or creation error into the entry's outcome.  Policy
+ * errors are refusals; anything else is a failure; a broken destination
+ * stops the run.
+ */
+struct outcome resolve_outcome(se_run *run, int err)
+{
+	struct outcome o;
+
+	switch (err) {
+	case ELOOP:
+		return refuse(run->rs->in_root ?
+			      "path crosses a magic link or too many symlinks" :
+			      "path crosses a symlink", err);
+	case EXDEV:
+		return refuse("path leaves the destination or crosses a mount point",
+			      err);
+	case ENOTDIR:
+		return refuse("a path component is not a directory", err);
+	case ENAMETOOLONG:
+		return refuse("name too long", err);
+	case EAGAIN:
+		return refuse("the destination kept changing during lookup", err);
+	case ENOENT:
+		return fail("a path component does not exist", err);
+	default:
+		o = fail("cannot create", err);
+		o.fatal = dest_unusable(err);
+		if (o.fatal)
+			o.reason = "destination unusable";
+		return o;
+	}
+}
+
+
+/* A temporary name nobody can predict, in the entry's own directory. */
+void tmp_name(char out[32])
+{
+	unsigned char rnd[6];
+	static const char hex[] = "0123456789abcdef";
+	size_t o = sizeof(TMP_PREFIX) - 1;
+
+	if (getrandom(rnd, sizeof(rnd), 0) != (ssize_t)sizeof(rnd)) {
+		static unsigned long counter;
+		unsigned long v = (unsigned long)getpid() * 2654435761u + ++counter;
+
+		memcpy(rnd, &v, sizeof(rnd));
+	}
+	memcpy(out, TMP_PREFIX, o);
+	for (size_t i = 0; i < sizeof(rnd); i++) {
+		out[o++] = hex[rnd[i] >> 4];
+		out[o++] = hex[rnd[i] & 0xf];
+	}
+	out[o] = '\0';
+}
+
+
+/* Create a new temporary file in DIRFD: O_EXCL|O_NOFOLLOW, so a name
+ * planted under us is never opened. */
+int create_tmp(int dirfd, char tmp[32], mode_t mode)
+{
+	int fd;
+
+	for (int tries = 0;; tries++) {
+		tmp_name(tmp);
+		fd = openat(dirfd, tmp, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW |
+			    O_CLOEXEC, mode & 0777);
+		if (fd >= 0 || errno != EEXIST || tries > 8)
+			return fd < 0 ? -errno : fd;
+	}
+}
+
+
+/* ---- putting a finished object at its name ---------------------------- */
+
+/*
+ * An empty directory stands where a non-directory goes: GNU tar and bsdtar
+ * replace it, so do we (one component in a scoped parent, never followed).
+ * A non-empty one is refused and keeps its contents.
+ */
+int remove_empty_dir(se_run *run, int dirfd, const char *leaf,
+			    const char *path)
+{
+	if (unlinkat(dirfd, leaf, AT_REMOVEDIR) < 0)
+		return -errno;
+	dir_forget(run, path);
+	return 0;
+}
+
+
+struct outcome dir_in_way(int err)
+{
+	if (err == ENOTEMPTY || err == EEXIST)
+		return refuse("a non-empty directory is in the way", ENOTEMPTY);
+	return fail("cannot remove the empty directory in the way", err);
+}
+
+
+/*
+ * Rename the temporary TMP over LEAF in DIRFD (PATH: its cleaned path, for
+ * the directory records).  A file, symlink or hardlink in the way is
+ * replaced (never written through); an empty directory too; a non-empty
+ * one is not.  On file systems without RENAME_NOREPLACE (NFS, CephFS, 9p
+ * answer EINVAL), -k is kept with link-then-unlink, which fails on an
+ * existing name the way NOREPLACE does.
+ */
+struct outcome place(se_run *run, int dirfd, const char *tmp,
+			    const char *leaf, const char *path)
+{
+	bool keep = run->opts & SE_OPT_KEEP_OLD;
+	bool existed = false;
+	struct stat st;
+	int err;
+
+	for (int tries = 0;; tries++) {
+		if (renameat2(dirfd, tmp, dirfd, leaf, RENAME_NOREPLACE) == 0)
+			return ok(existed ? SE_REPLACED : SE_CREATED);
+		err = errno;
+		if (err == EINVAL || err == ENOSYS)
+			break;
+		if (err != EEXIST || tries > 0) {
+			unlinkat(dirfd, tmp, 0);
+			return resolve_outcome(run, err);
+		}
+		if (keep) {
+			unlinkat(dirfd, tmp, 0);
+			return refuse("exists and --keep-old-files is set", EEXIST);
+		}
+		existed = true;
+		if (renameat(dirfd, tmp, dirfd, leaf) == 0) {
+			/* rename(2) does nothing when both names are one
+			 * inode (a hardlink onto itself): the temporary
+			 * would stay behind. */
+			unlinkat(dirfd, tmp, 0);
+			return ok(SE_REPLACED);
+		}
+		err = errno;
+		if (err != EISDIR && err != ENOTEMPTY && err != EEXIST) {
+			unlinkat(dirfd, tmp, 0);
+			return resolve_outcome(run, err);
+		}
+		err = remove_empty_dir(run, dirfd, leaf, path);
+		if (err) {
+			unlinkat(dirfd, tmp, 0);
+			return dir_in_way(-err);
+		}
+		/* and once more with NOREPLACE: the name is free now */
+	}
+
+	/* No RENAME_NOREPLACE here. */
+	existed = fstatat(dirfd, leaf, &st, AT_SYMLINK_NOFOLLOW) == 0;
+	if (existed && S_ISDIR(st.st_mode)) {
+		if (keep) {
+			unlinkat(dirfd, tmp, 0);
+			return refuse("exists and --keep-old-files is set", EEXIST);
+		}
+		err = remove_empty_dir(run, dirfd, leaf, path);
+		if (err) {
+			unlinkat(dirfd, tmp, 0);
+			return dir_in_way(-err);
+		}
+	}
+	if (keep) {
+		if (linkat(dirfd, tmp, dirfd, leaf, 0) < 0) {
+			err = errno;
+			unlinkat(dirfd, tmp, 0);
+			if (err == EEXIST)
+				return refuse("exists and --keep-old-files is set", EEXIST);
+			return fail("cannot create without replacing (no RENAME_NOREPLACE or hard links here)",
+				    err);
+		}
+		unlinkat(dirfd, tmp, 0);
+		return ok(SE_CREATED);
+	}
+	if (renameat(dirfd, tmp, dirfd, leaf) < 0) {
+		err = errno;
+		unlinkat(dirfd, tmp, 0);
+		return resolve_outcome(run, err);
+	}
+	unlinkat(dirfd, tmp, 0);
+	return ok(existed ? SE_REPLACED : SE_CREATED);
+}
+
+
+void live_tmp_set(se_run *run, int dirfd, const char *name)
+{
+	run->tmp.dirfd = dirfd;
+	snprintf(run->tmp.name, sizeof(run->tmp.name), "%s", name);
+}
+
+
+void live_tmp_clear(se_run *run)
+{
+	run->tmp.dirfd = -1;
+	run->tmp.name[0] = '\0';
+}

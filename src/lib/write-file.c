@@ -1,0 +1,171 @@
+/*
+ * write-file.c - regular files: data into a new temporary, renamed over
+ * the name.
+ */
+#include "config.h"
+
+#include <archive.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "write.h"
+
+
+/* ---- regular files ---------------------------------------------------- */
+
+bool linked_has(se_run *run, const struct stat *st)
+{
+	for (size_t i = run->n_linked; i-- > 0;)
+		if (run->linked[i].dev == st->st_dev && run->linked[i].ino == st->st_ino)
+			return true;
+	return false;
+}
+
+
+static void linked_add(se_run *run, int fd)
+{
+	struct stat st;
+
+	if (fstat(fd, &st) < 0)
+		return;
+	if (run->n_linked == run->cap_linked) {
+		size_t cap = run->cap_linked ? run->cap_linked * 2 : 64;
+		void *n = realloc(run->linked, cap * sizeof(*run->linked));
+
+		if (!n)
+			return;
+		run->linked = n;
+		run->cap_linked = cap;
+	}
+	run->linked[run->n_linked].dev = st.st_dev;
+	run->linked[run->n_linked].ino = st.st_ino;
+	run->n_linked++;
+}
+
+
+/*
+ * Copy the entry's data into FD; holes in sparse entries stay holes.  A
+ * warning from libarchive while reading data (a zip or 7z CRC mismatch, a
+ * member shorter than its size field) fails the entry: the data is wrong,
+ * and the caller drops the temporary instead of placing it.
+ */
+struct outcome copy_data(se_run *run, struct archive_entry *e,
+				int fd)
+{
+	const void *buf;
+	size_t size;
+	la_int64_t offset, end = 0;
+	int r;
+
+	for (;;) {
+		if (run->cancelled)
+			return (struct outcome){ SE_FAILED, "interrupted", EINTR, true };
+		r = archive_read_data_block(run->ar, &buf, &size, &offset);
+		if (r == ARCHIVE_EOF)
+			break;
+		if (r == ARCHIVE_WARN) {
+			snprintf(run->reason, sizeof(run->reason), "data damaged: %s",
+				 run_archive_msg(run->ar));
+			return fail(run->reason, 0);
+		}
+		if (r < ARCHIVE_WARN) {
+			struct outcome o;
+
+			snprintf(run->reason, sizeof(run->reason), "%s",
+				 run_archive_msg(run->ar));
+			o = fail(run->reason, 0);
+			o.fatal = true;
+			return o;
+		}
+		while (size > 0) {
+			ssize_t n = pwrite(fd, buf, size, offset);
+
+			if (n < 0) {
+				struct outcome o;
+
+				if (errno == EINTR && !run->cancelled)
+					continue;
+				o = fail("cannot write data", errno);
+				o.fatal = dest_unusable(errno) || errno == EINTR;
+				return o;
+			}
+			buf = (const char *)buf + n;
+			size -= (size_t)n;
+			offset += n;
+			run->bytes += (uint64_t)n;
+		}
+		if (offset > end)
+			end = offset;
+	}
+	/* A sparse file ending in a hole: the size comes from the header. */
+	if (archive_entry_size_is_set(e) && archive_entry_size(e) > end &&
+	    ftruncate(fd, archive_entry_size(e)) < 0) {
+		struct outcome o = fail("cannot set size", errno);
+
+		o.fatal = dest_unusable(errno);
+		return o;
+	}
+	return ok(SE_CREATED);
+}
+
+
+struct outcome write_regular(se_run *run, struct archive_entry *e,
+			     const char *path)
+{
+	struct owner_plan own = plan_owner(run, e);
+	struct timespec ts[2];
+	struct attr_blob *attrs;
+	struct outcome o, meta;
+	const char *leaf;
+	char tmp[32];
+	int dirfd, fd;
+
+	if (pending_blocks(run, path))
+		return resolve_outcome(run, ENOTDIR);
+	dirfd = rs_open_parent(run->rs, path, true, 0777 & ~run->umask, &leaf);
+	if (dirfd < 0)
+		return resolve_outcome(run, -dirfd);
+
+	fd = create_tmp(dirfd, tmp, own.mode);
+	if (fd < 0) {
+		o = resolve_outcome(run, -fd);
+		close(dirfd);
+		return o;
+	}
+	live_tmp_set(run, dirfd, tmp);
+	if (archive_entry_nlink(e) > 1)
+		linked_add(run, fd);
+
+	o = copy_data(run, e, fd);
+	meta = ok(SE_CREATED);
+	if (o.act == SE_CREATED) {
+		attrs = entry_attrs(run, e, &own);
+		entry_times(e, ts);
+		meta = apply_fd_metadata(run, fd, false, &own, own.mode & 0777,
+					 attrs, ts);
+		attr_free(attrs);
+	}
+	if (close(fd) < 0 && o.act == SE_CREATED) {
+		o = fail("cannot write data", errno);
+		o.fatal = dest_unusable(o.err);
+	}
+	if (o.act != SE_CREATED) {
+		unlinkat(dirfd, tmp, 0);
+		live_tmp_clear(run);
+		close(dirfd);
+		return o;
+	}
+
+	if (run->opts & SE_OPT_DURABLE)
+		o = queue_pending(run, dirfd, tmp, leaf, path,
+				  archive_entry_pathname(e), "file");
+	else
+		o = place(run, dirfd, tmp, leaf, path);
+	live_tmp_clear(run);
+	close(dirfd);
+	return merge(o, meta);
+}

@@ -1,0 +1,124 @@
+/*
+ * write.h - entry writers and what they share.
+ *
+ * Each writer creates its object in a scoped parent fd from resolve.c with
+ * a single-component name, and never writes into an inode that existed
+ * before (the write-through of a planted hardlink or symlink): file data
+ * goes into a new temporary that is renamed over the name.  Once an object
+ * exists, it is changed only through an fd of it (metadata.c).
+ *
+ *   write-file.c   regular files and their data
+ *   write-dir.c    directories, and their metadata deferred to the end
+ *   write-link.c   symlinks, hardlinks, FIFOs and devices
+ *   place.c        temporaries and putting a finished object at its name
+ *   owner.c        owner, mode and times an entry asks for, and the policy
+ *   xattr.c        extended attributes and ACLs, and the namespace policy
+ *   metadata.c     applying all of that through the object's fd
+ *   durable.c      --durable: renames that wait for the first syncfs
+ */
+#ifndef SAFE_EXTRACT_WRITE_H
+#define SAFE_EXTRACT_WRITE_H
+
+#include <archive_entry.h>
+#include <sys/stat.h>
+
+#include "internal.h"
+
+#define TMP_PREFIX ".safe-extract-"
+
+static inline struct outcome ok(enum se_action act)
+{
+	return (struct outcome){ .act = act };
+}
+
+static inline struct outcome refuse(const char *reason, int err)
+{
+	return (struct outcome){ .act = SE_REFUSED, .reason = reason, .err = err };
+}
+
+static inline struct outcome fail(const char *reason, int err)
+{
+	return (struct outcome){ .act = SE_FAILED, .reason = reason, .err = err };
+}
+
+/* The writers, one per entry type.  PATH is the cleaned name. */
+struct outcome write_regular(se_run *run, struct archive_entry *e,
+			     const char *path);
+struct outcome write_directory(se_run *run, struct archive_entry *e,
+			       const char *path);
+struct outcome write_symlink(se_run *run, struct archive_entry *e,
+			     const char *path);
+struct outcome write_hardlink(se_run *run, struct archive_entry *e,
+			      const char *path, const char *target);
+struct outcome write_special(se_run *run, struct archive_entry *e,
+			     const char *path);
+
+/* After the last entry: --durable renames, deferred directory metadata.
+ * False when the run must end fatally. */
+bool write_finish(se_run *run);
+/* Free what the run kept for write_finish. */
+void write_free(se_run *run);
+/* Remove every temporary this run still owns (fatal error, cancel). */
+void write_cleanup(se_run *run);
+
+/* place.c */
+bool dest_unusable(int err);
+struct outcome resolve_outcome(se_run *run, int err);
+void tmp_name(char out[32]);
+int create_tmp(int dirfd, char tmp[32], mode_t mode);
+int remove_empty_dir(se_run *run, int dirfd, const char *leaf,
+		     const char *path);
+struct outcome dir_in_way(int err);
+struct outcome place(se_run *run, int dirfd, const char *tmp,
+		     const char *leaf, const char *path);
+void live_tmp_set(se_run *run, int dirfd, const char *name);
+void live_tmp_clear(se_run *run);
+
+/* owner.c */
+struct owner_plan plan_owner(se_run *run, struct archive_entry *e);
+bool caps_allowed(se_run *run, const struct owner_plan *p);
+void entry_times(struct archive_entry *e, struct timespec ts[2]);
+
+/* xattr.c: kept as a list of (name, value), so that a directory's can wait
+ * for its deferred metadata. */
+struct attr_blob {
+	struct attr_blob *next;
+	char *name;
+	size_t size;
+	unsigned char value[];
+};
+
+void attr_free(struct attr_blob *list);
+struct attr_blob *entry_attrs(se_run *run, struct archive_entry *e,
+			      const struct owner_plan *own);
+
+/* metadata.c */
+struct outcome apply_fd_metadata(se_run *run, int fd, bool opath,
+				 const struct owner_plan *own,
+				 mode_t created_mode,
+				 const struct attr_blob *attrs,
+				 const struct timespec ts[2]);
+struct outcome merge(struct outcome placed, struct outcome meta);
+struct outcome object_metadata(se_run *run, struct archive_entry *e,
+			       int dirfd, const char *leaf, mode_t type,
+			       struct outcome o);
+
+/* write-dir.c */
+void dir_forget(se_run *run, const char *path);
+void finish_dirs(se_run *run);
+
+/* durable.c */
+struct pending *pending_at(se_run *run, const struct stat *dst,
+			   const char *leaf);
+bool pending_blocks(se_run *run, const char *path);
+int pending_settle(se_run *run, int dirfd, const char *leaf,
+		   struct outcome *o);
+struct outcome queue_pending(se_run *run, int dirfd, const char *tmp,
+			     const char *leaf, const char *path,
+			     const char *name, const char *type);
+
+/* write-file.c */
+bool linked_has(se_run *run, const struct stat *st);
+struct outcome copy_data(se_run *run, struct archive_entry *e, int fd);
+
+#endif

@@ -1,0 +1,1016 @@
+/*
+ * test-api.c - libsafe-extract through its public header only.
+ *
+ * Each case builds its archives in memory with libarchive's writer,
+ * extracts them into a fresh directory under a scratch tree, and checks
+ * what the library did and what it left alone:
+ *
+ *   SCRATCH/
+ *     outside/            must never change
+ *     case-N/dest/        the root
+ *
+ * The table at the end names each case after the behaviour it pins.
+ * Prints TAP.
+ */
+#include "config.h"
+
+#include <archive.h>
+#include <archive_entry.h>
+#include <dirent.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <signal.h>
+#include <stdbool.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <safe-extract.h>
+
+#include "../unit/tap.h"
+
+static char scratch[256], dest[300], outside[300];
+static int case_no;
+
+/* ---- building archives ------------------------------------------------ */
+
+/* One member: 'f' file, 'd' directory, 'l' symlink, 'h' hardlink. */
+struct member {
+	char type;
+	const char *name;
+	const char *data;	/* file content, link target */
+	const char *uname, *gname;	/* owner names, with ids 1000 */
+};
+
+/* A pax archive of MEMBERS (NULL-name terminated) in a malloc'd buffer. */
+static void *make_tar(const struct member *m, size_t *len)
+{
+	size_t cap = 1 << 20;
+	char *buf = malloc(cap);
+	struct archive *a = archive_write_new();
+
+	archive_write_set_format_pax_restricted(a);
+	archive_write_set_bytes_in_last_block(a, 1);
+	if (archive_write_open_memory(a, buf, cap, len) != ARCHIVE_OK)
+		abort();
+	for (; m->name; m++) {
+		struct archive_entry *e = archive_entry_new();
+
+		archive_entry_set_pathname(e, m->name);
+		archive_entry_set_mtime(e, 1000000000, 0);
+		if (m->uname) {
+			archive_entry_set_uname(e, m->uname);
+			archive_entry_set_gname(e, m->gname);
+			archive_entry_set_uid(e, 1000);
+			archive_entry_set_gid(e, 1000);
+		}
+		switch (m->type) {
+		case 'f':
+			archive_entry_set_filetype(e, AE_IFREG);
+			archive_entry_set_perm(e, 0644);
+			archive_entry_set_size(e, (la_int64_t)strlen(m->data));
+			break;
+		case 'd':
+			archive_entry_set_filetype(e, AE_IFDIR);
+			archive_entry_set_perm(e, 0755);
+			break;
+		case 'l':
+			archive_entry_set_filetype(e, AE_IFLNK);
+			archive_entry_set_perm(e, 0777);
+			archive_entry_set_symlink(e, m->data);
+			break;
+		case 'h':
+			archive_entry_set_filetype(e, AE_IFREG);
+			archive_entry_set_perm(e, 0644);
+			archive_entry_set_hardlink(e, m->data);
+			break;
+		}
+		if (archive_write_header(a, e) != ARCHIVE_OK)
+			abort();
+		if (m->type == 'f')
+			archive_write_data(a, m->data, strlen(m->data));
+		archive_entry_free(e);
+	}
+	archive_write_close(a);
+	archive_write_free(a);
+	return buf;
+}
+
+/* A reader over BUF through a pipe-free memfd, opened by the library. */
+static int archive_fd(const void *buf, size_t len)
+{
+	int fd = memfd_create("archive", MFD_CLOEXEC);
+
+	if (fd < 0 || write(fd, buf, len) != (ssize_t)len || lseek(fd, 0, SEEK_SET) != 0)
+		abort();
+	return fd;
+}
+
+/* ---- the scratch tree --------------------------------------------------- */
+
+static void fresh_dest(void)
+{
+	char cmd[700];
+
+	snprintf(cmd, sizeof(cmd), "rm -rf '%s' && mkdir -p '%s'", dest, dest);
+	if (system(cmd) != 0)
+		abort();
+}
+
+static bool exists(const char *rel)
+{
+	char p[600];
+	struct stat st;
+
+	snprintf(p, sizeof(p), "%s/%s", dest, rel);
+	return lstat(p, &st) == 0;
+}
+
+static bool has_content(const char *rel, const char *want)
+{
+	char p[600], got[256];
+	ssize_t n;
+	int fd;
+
+	snprintf(p, sizeof(p), "%s/%s", dest, rel);
+	fd = open(p, O_RDONLY | O_NOFOLLOW | O_CLOEXEC);
+	if (fd < 0)
+		return false;
+	n = read(fd, got, sizeof(got) - 1);
+	close(fd);
+	if (n < 0)
+		return false;
+	got[n] = '\0';
+	return strcmp(got, want) == 0;
+}
+
+/* Names under DIR (recursively) that start with ".safe-extract-". */
+static int count_temps(const char *dir)
+{
+	DIR *d = opendir(dir);
+	struct dirent *de;
+	int n = 0;
+
+	if (!d)
+		return 0;
+	while ((de = readdir(d))) {
+		char p[1024];
+
+		if (!strcmp(de->d_name, ".") || !strcmp(de->d_name, ".."))
+			continue;
+		if (!strncmp(de->d_name, ".safe-extract-", 14))
+			n++;
+		snprintf(p, sizeof(p), "%s/%s", dir, de->d_name);
+		if (de->d_type == DT_DIR)
+			n += count_temps(p);
+	}
+	closedir(d);
+	return n;
+}
+
+static int count_entries(const char *dir)
+{
+	DIR *d = opendir(dir);
+	struct dirent *de;
+	int n = 0;
+
+	if (!d)
+		return -1;
+	while ((de = readdir(d)))
+		if (strcmp(de->d_name, ".") && strcmp(de->d_name, ".."))
+			n++;
+	closedir(d);
+	return n;
+}
+
+/* ---- what the callbacks saw ------------------------------------------- */
+
+struct seen {
+	int before, after;
+	int created, skipped, refused, failed;
+	char last_path[512];
+	char last_reason[512];
+	int last_error;
+	const char *rename_from, *rename_to;	/* BEFORE: rename this */
+	const char *skip;			/* BEFORE: skip this */
+	const char *abort_at;			/* BEFORE: abort here */
+	int logs;
+};
+
+static int entry_cb(void *data, struct se_entry *e)
+{
+	struct seen *s = data;
+
+	if (e->size < sizeof(*e))
+		return SE_ABORT;
+	if (e->stage == SE_BEFORE) {
+		const char *name = archive_entry_pathname(e->entry);
+
+		s->before++;
+		if (s->abort_at && strcmp(name, s->abort_at) == 0)
+			return SE_ABORT;
+		if (s->skip && strcmp(name, s->skip) == 0)
+			return SE_SKIP;
+		if (s->rename_from && strcmp(name, s->rename_from) == 0)
+			archive_entry_set_pathname(e->entry, s->rename_to);
+		return SE_CONTINUE;
+	}
+	s->after++;
+	switch (e->action) {
+	case SE_CREATED: case SE_REPLACED: s->created++; break;
+	case SE_SKIPPED: s->skipped++; break;
+	case SE_REFUSED: s->refused++; break;
+	default: s->failed++; break;
+	}
+	snprintf(s->last_path, sizeof(s->last_path), "%s", e->path ? e->path : "");
+	snprintf(s->last_reason, sizeof(s->last_reason), "%s", e->reason ? e->reason : "");
+	s->last_error = e->error;
+	return SE_CONTINUE;
+}
+
+static void log_cb(void *data, int level, const char *msg)
+{
+	((struct seen *)data)->logs++;
+}
+
+/* Extract MEMBERS into a fresh DEST with OPTS and the callbacks; returns
+ * se_run_finish's verdict. */
+static int extract(const struct member *m, unsigned int root_flags,
+		   unsigned long long opts, struct seen *s)
+{
+	se_root *root;
+	se_run *run;
+	struct archive *a;
+	size_t len;
+	void *buf = make_tar(m, &len);
+	int fd = archive_fd(buf, len), verdict;
+
+	fresh_dest();
+	if (se_root_open(dest, root_flags, &root) < 0)
+		abort();
+	run = se_run_new(root, opts);
+	se_run_set_callback(run, entry_cb, s);
+	se_run_set_log(run, log_cb, s);
+	if (se_run_open_fd(run, fd, NULL, &a) == 0) {
+		se_run_archive(run, a);
+		archive_read_free(a);
+	}
+	verdict = se_run_finish(run);
+	se_run_free(run);
+	se_root_close(root);
+	close(fd);
+	free(buf);
+	return verdict;
+}
+
+/* ---- the cases ---------------------------------------------------------- */
+
+static void root_open_missing_directory(void)
+{
+	se_root *root = (se_root *)1;
+	int r = se_root_open("/nonexistent/safe-extract-test", 0, &root);
+
+	tap_ok(r == -ENOENT && root == NULL, "se_root_open of a missing directory: -ENOENT, *root NULL (%d)", r);
+}
+
+static void root_open_two_forced_backends_is_einval(void)
+{
+	se_root *root;
+	int r;
+
+	fresh_dest();
+	r = se_root_open(dest, SE_BACKEND_WALK | SE_BACKEND_OPENAT2, &root);
+
+	tap_ok(r == -EINVAL, "se_root_open with two forced backends: -EINVAL (%d)", r);
+	r = se_root_open(dest, 1u << 30, &root);
+	tap_ok(r == -EINVAL, "se_root_open with an unknown flag: -EINVAL (%d)", r);
+}
+
+static void root_backend_names_the_resolver(void)
+{
+	se_root *root;
+	const char *b;
+
+	fresh_dest();
+	if (se_root_open(dest, SE_BACKEND_WALK, &root) < 0) {
+		tap_ok(0, "se_root_open(SE_BACKEND_WALK)");
+		return;
+	}
+	tap_ok(strcmp(se_root_backend(root), "walk") == 0 && se_root_is_userspace(root),
+	       "forced walk: se_root_backend says walk, se_root_is_userspace says so");
+	se_root_close(root);
+	if (se_root_open(dest, 0, &root) < 0) {
+		tap_ok(0, "se_root_open(0)");
+		return;
+	}
+	b = se_root_backend(root);
+	tap_ok(!strcmp(b, "at") || !strcmp(b, "openat2") || !strcmp(b, "walk"),
+	       "default backend is at, openat2 or walk: %s", b);
+	se_root_close(root);
+	se_root_close(NULL);
+}
+
+static void root_open_fd_leaves_the_callers_fd(void)
+{
+	int dfd = open(dest, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+	se_root *root;
+	struct stat st;
+	int r = se_root_open_fd(dfd, 0, &root);
+
+	se_root_close(root);
+	tap_ok(r == 0 && fstat(dfd, &st) == 0, "se_root_open_fd duplicates: the caller's fd stays open after se_root_close");
+	close(dfd);
+}
+
+static const struct member simple[] = {
+	{ 'd', "etc", NULL },
+	{ 'f', "etc/x", "new\n" },
+	{ 'f', "etc/y", "why\n" },
+	{ 0, NULL, NULL },
+};
+
+static void callback_renames_to_pacnew(void)
+{
+	struct seen s = { .rename_from = "etc/x", .rename_to = "etc/x.pacnew" };
+	int v = extract(simple, 0, 0, &s);
+
+	tap_ok(v == 0 && has_content("etc/x.pacnew", "new\n") && !exists("etc/x"),
+	       "BEFORE renames etc/x to etc/x.pacnew: written there, not at etc/x (verdict %d)", v);
+	tap_ok(s.before == 3 && s.after == 3, "one BEFORE and one AFTER per entry (%d, %d)",
+	       s.before, s.after);
+}
+
+static void callback_rename_to_dotdot_is_refused(void)
+{
+	struct seen s = { .rename_from = "etc/x", .rename_to = "../escaped-by-callback" };
+	char p[600];
+	int v = extract(simple, 0, 0, &s);
+
+	snprintf(p, sizeof(p), "%s/../escaped-by-callback", dest);
+	tap_ok(v == 1 && s.refused == 1 && access(p, F_OK) != 0,
+	       "BEFORE renames to ../x: refused like any name, nothing outside (verdict %d, refused %d)",
+	       v, s.refused);
+}
+
+static void callback_rename_to_absolute_stays_inside(void)
+{
+	struct seen s = { .rename_from = "etc/x", .rename_to = "/tmp/safe-extract-api-abs" };
+	int v = extract(simple, 0, 0, &s);
+
+	tap_ok(v == 0 && exists("tmp/safe-extract-api-abs") &&
+	       access("/tmp/safe-extract-api-abs", F_OK) != 0 && s.logs >= 1,
+	       "BEFORE renames to /tmp/x: the '/' is dropped, a warning logged, written inside (verdict %d)", v);
+}
+
+static void callback_skip_writes_nothing(void)
+{
+	struct seen s = { .skip = "etc/y" };
+	int v = extract(simple, 0, 0, &s);
+
+	tap_ok(v == 0 && !exists("etc/y") && exists("etc/x") && s.skipped == 1,
+	       "BEFORE returns SE_SKIP for etc/y: not written, reported skipped, verdict 0 (%d)", v);
+}
+
+static void callback_abort_stops_with_verdict_2(void)
+{
+	struct seen s = { .abort_at = "etc/y" };
+	int v = extract(simple, 0, SE_OPT_DURABLE, &s);
+
+	tap_ok(v == 2 && !exists("etc/y") && count_temps(dest) == 0,
+	       "BEFORE returns SE_ABORT: verdict 2, no later entry, no temporary (verdict %d)", v);
+	tap_ok(!exists("etc/x"), "SE_ABORT under SE_OPT_DURABLE: nothing pending is committed");
+}
+
+static const struct member planted_link[] = {
+	{ 'l', "lnk", "../outside" },
+	{ 'f', "lnk/evil", "x\n" },
+	{ 0, NULL, NULL },
+};
+
+static void symlink_then_file_through_it_is_refused(void)
+{
+	struct seen s = { 0 };
+	int v = extract(planted_link, 0, 0, &s);
+	char p[600];
+
+	snprintf(p, sizeof(p), "%s/evil", outside);
+	tap_ok(v == 1 && s.refused == 1 && s.last_error == ELOOP && access(p, F_OK) != 0,
+	       "symlink then a file through it (CVE-2025-4138 shape): ELOOP, nothing outside (verdict %d, errno %d)",
+	       v, s.last_error);
+}
+
+static void in_root_follows_links_inside(void)
+{
+	static const struct member usrmerge[] = {
+		{ 'd', "usr", NULL },
+		{ 'd', "usr/lib", NULL },
+		{ 'l', "lib", "usr/lib" },
+		{ 'f', "lib/libc.so", "elf\n" },
+		{ 'l', "up", "../../../../.." },
+		{ 'f', "up/escaped", "x\n" },
+		{ 0, NULL, NULL },
+	};
+	struct seen s = { 0 };
+	int v = extract(usrmerge, SE_IN_ROOT, 0, &s);
+
+	tap_ok(v == 0 && has_content("usr/lib/libc.so", "elf\n") && has_content("escaped", "x\n"),
+	       "SE_IN_ROOT: lib -> usr/lib is followed; up -> ../../.. stays inside (verdict %d)", v);
+}
+
+static void several_archives_one_durable_commit(void)
+{
+	static const struct member a1[] = { { 'f', "one", "1\n" }, { 0, NULL, NULL } };
+	static const struct member a2[] = { { 'f', "two", "2\n" }, { 0, NULL, NULL } };
+	const struct member *ms[] = { a1, a2 };
+	struct seen s = { 0 };
+	bool before_commit = true;
+	se_root *root;
+	se_run *run;
+	int v;
+
+	fresh_dest();
+	if (se_root_open(dest, 0, &root) < 0)
+		abort();
+	run = se_run_new(root, SE_OPT_DURABLE);
+	se_run_set_callback(run, entry_cb, &s);
+	for (int i = 0; i < 2; i++) {
+		struct archive *a;
+		size_t len;
+		void *buf = make_tar(ms[i], &len);
+		int fd = archive_fd(buf, len);
+
+		if (se_run_open_fd(run, fd, NULL, &a) == 0) {
+			se_run_archive(run, a);
+			archive_read_free(a);
+		}
+		close(fd);
+		free(buf);
+	}
+	/* Nothing is at its name until the run commits. */
+	before_commit = !exists("one") && !exists("two") && count_temps(dest) == 2;
+	v = se_run_finish(run);
+	se_run_free(run);
+	se_root_close(root);
+	tap_ok(before_commit, "SE_OPT_DURABLE, two archives: both still temporaries before se_run_finish");
+	tap_ok(v == 0 && has_content("one", "1\n") && has_content("two", "2\n") &&
+	       count_temps(dest) == 0,
+	       "SE_OPT_DURABLE, two archives: one commit puts both in place (verdict %d)", v);
+}
+
+static void root_lstat_is_scoped(void)
+{
+	struct seen s = { 0 };
+	struct stat st;
+	se_root *root;
+
+	extract(simple, 0, 0, &s);
+	{
+		char p[600];
+
+		snprintf(p, sizeof(p), "%s/up", dest);
+		if (symlink("../../../..", p) < 0)
+			abort();
+	}
+	if (se_root_open(dest, 0, &root) < 0)
+		abort();
+	tap_ok(se_root_lstat(root, "etc/x", &st) == 0 && S_ISREG(st.st_mode),
+	       "se_root_lstat: an existing file");
+	tap_ok(se_root_lstat(root, "etc/nosuch", &st) == -ENOENT, "se_root_lstat: -ENOENT");
+	tap_ok(se_root_lstat(root, "../outside", &st) == -EINVAL,
+	       "se_root_lstat of ../outside: -EINVAL, never looked up");
+	tap_ok(se_root_lstat(root, "up/outside", &st) == -ELOOP,
+	       "se_root_lstat through a planted symlink: -ELOOP (strict)");
+	tap_ok(se_root_lstat(root, "up", &st) == 0 && S_ISLNK(st.st_mode),
+	       "se_root_lstat of the symlink itself: not followed");
+	se_root_close(root);
+}
+
+static void write_in_dest(const char *rel, const char *text)
+{
+	char p[600];
+	FILE *f;
+
+	snprintf(p, sizeof(p), "%s/%s", dest, rel);
+	f = fopen(p, "w");
+	if (!f || fputs(text, f) < 0 || fclose(f) != 0)
+		abort();
+}
+
+/* Extract M into DEST as it is now (no fresh_dest), in-root, owners kept. */
+static int extract_keep(const struct member *m, se_owner_cb *cb)
+{
+	struct archive *a;
+	se_root *root;
+	se_run *run;
+	size_t len;
+	void *buf = make_tar(m, &len);
+	int fd = archive_fd(buf, len), v;
+
+	if (se_root_open(dest, SE_IN_ROOT, &root) < 0)
+		abort();
+	run = se_run_new(root, SE_OPT_SAME_OWNER | SE_OPT_SAME_PERMS);
+	if (cb)
+		se_run_set_owner_lookup(run, cb, NULL);
+	if (se_run_open_fd(run, fd, NULL, &a) == 0) {
+		se_run_archive(run, a);
+		archive_read_free(a);
+	}
+	v = se_run_finish(run);
+	se_run_free(run);
+	se_root_close(root);
+	close(fd);
+	free(buf);
+	return v;
+}
+
+static bool owned_by(const char *rel, uid_t uid, gid_t gid)
+{
+	char p[600];
+	struct stat st;
+
+	snprintf(p, sizeof(p), "%s/%s", dest, rel);
+	return lstat(p, &st) == 0 && st.st_uid == uid && st.st_gid == gid;
+}
+
+/* In a root filesystem, "alice" is whoever the root's etc/passwd says,
+ * not the host's alice (or nobody). */
+static void in_root_owner_names_map_through_the_roots_passwd(void)
+{
+	static const struct member m[] = {
+		{ 'f', "home/file", "a\n", "alice", "staff" },
+		{ 'f', "home/stranger", "s\n", "nosuchuser", "nosuchgroup" },
+		{ 0, NULL, NULL, NULL, NULL },
+	};
+	char p[600];
+
+	if (geteuid() != 0) {
+		tap_skip("in-root owner names: needs root");
+		return;
+	}
+	fresh_dest();
+	snprintf(p, sizeof(p), "%s/etc", dest);
+	mkdir(p, 0755);
+	write_in_dest("etc/passwd", "root:x:0:0::/root:/bin/sh\nalice:x:4242:4343::/home:/bin/sh\n");
+	write_in_dest("etc/group", "root:x:0:\nstaff:x:4343:\n");
+	tap_ok(extract_keep(m, NULL) == 0 && owned_by("home/file", 4242, 4343) &&
+	       owned_by("home/stranger", 1000, 1000),
+	       "SE_IN_ROOT: alice/staff map through DEST/etc/passwd and etc/group (4242:4343); unknown names keep their ids");
+}
+
+static int lookup_bob(void *data, int group, const char *name, unsigned int *id)
+{
+	if (!group && strcmp(name, "bob") == 0) {
+		*id = 777;
+		return 0;
+	}
+	return -1;
+}
+
+static void owner_lookup_callback_decides(void)
+{
+	static const struct member m[] = {
+		{ 'f', "bobs", "b\n", "bob", "alsobob" },
+		{ 0, NULL, NULL, NULL, NULL },
+	};
+
+	if (geteuid() != 0) {
+		tap_skip("owner lookup callback: needs root");
+		return;
+	}
+	fresh_dest();
+	tap_ok(extract_keep(m, lookup_bob) == 0 && owned_by("bobs", 777, 1000),
+	       "se_run_set_owner_lookup: the callback's bob is 777; a name it does not know keeps the id");
+}
+
+static void free_without_finish_leaves_no_temporary(void)
+{
+	struct archive *a;
+	se_root *root;
+	se_run *run;
+	size_t len;
+	void *buf = make_tar(simple, &len);
+	int fd = archive_fd(buf, len);
+
+	fresh_dest();
+	if (se_root_open(dest, 0, &root) < 0)
+		abort();
+	run = se_run_new(root, SE_OPT_DURABLE);
+	if (se_run_open_fd(run, fd, NULL, &a) == 0) {
+		se_run_archive(run, a);
+		archive_read_free(a);
+	}
+	se_run_free(run);
+	se_root_close(root);
+	close(fd);
+	free(buf);
+	tap_ok(count_temps(dest) == 0 && !exists("etc/x"),
+	       "se_run_free before se_run_finish: every temporary removed, nothing committed");
+}
+
+/* se_run_entry: the caller drives the reader; a refusal is copied into the
+ * reader's error with a real errno. */
+static void caller_owned_loop_gets_archive_error(void)
+{
+	struct archive_entry *e;
+	struct archive *a = archive_read_new();
+	se_root *root;
+	se_run *run;
+	size_t len;
+	void *buf = make_tar(planted_link, &len);
+	int r, n = 0, errs = 0, refused_errno = 0;
+
+	fresh_dest();
+	archive_read_support_format_tar(a);
+	archive_read_open_memory(a, buf, len);
+	if (se_root_open(dest, 0, &root) < 0)
+		abort();
+	run = se_run_new(root, 0);
+	while (archive_read_next_header(a, &e) == ARCHIVE_OK) {
+		archive_clear_error(a);
+		r = se_run_entry(run, a, e);
+		n++;
+		if (r < 0)
+			errs++;
+		if (archive_errno(a))
+			refused_errno = archive_errno(a);
+	}
+	archive_read_free(a);
+	r = se_run_finish(run);
+	se_run_free(run);
+	se_root_close(root);
+	free(buf);
+	tap_ok(n == 2 && errs == 0 && refused_errno == ELOOP && r == 1,
+	       "se_run_entry loop: refusal returns 0, archive_errno is ELOOP, verdict 1 (%d entries, errno %d, verdict %d)",
+	       n, refused_errno, r);
+}
+
+static void report_fd_gets_one_json_line_per_entry(void)
+{
+	struct archive *a;
+	se_root *root;
+	se_run *run;
+	size_t len;
+	void *buf = make_tar(planted_link, &len);
+	int fd = archive_fd(buf, len);
+	int rep = memfd_create("report", MFD_CLOEXEC);
+	char out[4096] = "";
+	ssize_t n;
+	int lines = 0;
+
+	fresh_dest();
+	if (se_root_open(dest, 0, &root) < 0)
+		abort();
+	run = se_run_new(root, 0);
+	se_run_set_report_fd(run, rep);
+	if (se_run_open_fd(run, fd, NULL, &a) == 0) {
+		se_run_archive(run, a);
+		archive_read_free(a);
+	}
+	se_run_finish(run);
+	se_run_free(run);
+	se_root_close(root);
+	lseek(rep, 0, SEEK_SET);
+	n = read(rep, out, sizeof(out) - 1);
+	out[n > 0 ? n : 0] = '\0';
+	for (char *p = out; *p; p++)
+		lines += *p == '\n';
+	tap_ok(lines == 2 && strstr(out, "\"action\":\"refused\"") &&
+	       strstr(out, "\"errno\":\"ELOOP\"") && fcntl(rep, F_GETFD) >= 0,
+	       "se_run_set_report_fd: one JSON line per entry, the refusal with ELOOP; the fd stays the caller's");
+	close(rep);
+	close(fd);
+	free(buf);
+}
+
+static void selection_and_unmatched_patterns(void)
+{
+	struct archive *a;
+	se_root *root;
+	se_run *run;
+	size_t len;
+	void *buf = make_tar(simple, &len);
+	int fd = archive_fd(buf, len), v;
+	const char *miss;
+
+	fresh_dest();
+	if (se_root_open(dest, 0, &root) < 0)
+		abort();
+	run = se_run_new(root, 0);
+	se_run_add_include(run, "etc");
+	se_run_add_include(run, "nosuch");
+	se_run_add_exclude(run, "y");
+	if (se_run_open_fd(run, fd, NULL, &a) == 0) {
+		se_run_archive(run, a);
+		archive_read_free(a);
+	}
+	v = se_run_finish(run);
+	miss = se_run_unmatched(run, 0);
+	tap_ok(v == 0 && exists("etc/x") && !exists("etc/y"),
+	       "include etc, exclude y: etc/x written, etc/y not (verdict %d)", v);
+	tap_ok(miss && strcmp(miss, "nosuch") == 0 && se_run_unmatched(run, 1) == NULL,
+	       "se_run_unmatched lists the include that matched nothing, and only it");
+	se_run_free(run);
+	se_root_close(root);
+	close(fd);
+	free(buf);
+}
+
+static void strip_components(void)
+{
+	static const struct member m[] = {
+		{ 'f', "top/a/file", "s\n" }, { 0, NULL, NULL },
+	};
+	struct archive *a;
+	se_root *root;
+	se_run *run;
+	size_t len;
+	void *buf = make_tar(m, &len);
+	int fd = archive_fd(buf, len);
+
+	fresh_dest();
+	if (se_root_open(dest, 0, &root) < 0)
+		abort();
+	run = se_run_new(root, 0);
+	tap_ok(se_run_set_strip_components(run, -1) == -EINVAL,
+	       "se_run_set_strip_components(-1): -EINVAL");
+	se_run_set_strip_components(run, 1);
+	if (se_run_open_fd(run, fd, NULL, &a) == 0) {
+		se_run_archive(run, a);
+		archive_read_free(a);
+	}
+	se_run_finish(run);
+	se_run_free(run);
+	se_root_close(root);
+	close(fd);
+	free(buf);
+	tap_ok(has_content("a/file", "s\n") && !exists("top"),
+	       "se_run_set_strip_components(1): top/a/file lands at a/file");
+}
+
+static void empty_input_is_enodata(void)
+{
+	se_root *root;
+	se_run *run;
+	struct archive *a = (struct archive *)1;
+	int fd = memfd_create("empty", MFD_CLOEXEC), r;
+	struct seen s = { 0 };
+
+	fresh_dest();
+	if (se_root_open(dest, 0, &root) < 0)
+		abort();
+	run = se_run_new(root, 0);
+	se_run_set_log(run, log_cb, &s);
+	r = se_run_open_fd(run, fd, NULL, &a);
+	tap_ok(r == -ENODATA && a == NULL && s.logs == 1,
+	       "se_run_open_fd on empty input: -ENODATA, no reader, one log message (%d)", r);
+	tap_ok(se_run_open_fd(run, fd, "tar,nosuch", &a) == -EINVAL,
+	       "se_run_open_fd with an unknown format: -EINVAL");
+	se_run_free(run);
+	se_root_close(root);
+	close(fd);
+}
+
+static se_run *signal_run;
+
+static void on_alarm(int sig)
+{
+	se_run_cancel(signal_run);
+}
+
+/* A reader stalled on a pipe: SIGALRM's handler cancels the run, the read
+ * wakes up, the live temporary goes. */
+static void cancel_from_signal_handler(void)
+{
+	static const struct member m[] = {
+		{ 'f', "first", "1\n" }, { 'f', "second", "2\n" }, { 0, NULL, NULL },
+	};
+	struct sigaction sa = { .sa_handler = on_alarm }, old;
+	struct archive *a;
+	se_root *root;
+	size_t len;
+	void *buf = make_tar(m, &len);
+	int p[2], r = 0, v;
+
+	fresh_dest();
+	if (pipe2(p, O_CLOEXEC) < 0 || se_root_open(dest, 0, &root) < 0)
+		abort();
+	/* Only the first member's header and data: then the pipe stalls. */
+	if (write(p[1], buf, 1536) != 1536)
+		abort();
+	signal_run = se_run_new(root, 0);
+	sigemptyset(&sa.sa_mask);
+	sigaction(SIGALRM, &sa, &old);
+	alarm(1);
+	if (se_run_open_fd(signal_run, p[0], NULL, &a) == 0) {
+		r = se_run_archive(signal_run, a);
+		archive_read_free(a);
+	}
+	alarm(0);
+	sigaction(SIGALRM, &old, NULL);
+	v = se_run_finish(signal_run);
+	se_run_free(signal_run);
+	se_root_close(root);
+	close(p[0]);
+	close(p[1]);
+	free(buf);
+	tap_ok(r < 0 && v == 2 && count_temps(dest) == 0 && !exists("second"),
+	       "se_run_cancel from a signal handler wakes a stalled read: error %d, verdict %d, no temporary",
+	       r, v);
+}
+
+/* The library must leave process state alone: umask, signal dispositions,
+ * and it prints nothing on stdout or stderr. */
+static void process_state_untouched(void)
+{
+	struct sigaction before[NSIG], after;
+	mode_t m1, m2;
+	struct seen s = { 0 };
+	int out, err, saved1, saved2, changed = 0;
+	struct stat st1, st2;
+	char tmp1[] = "/tmp/se-api-out.XXXXXX", tmp2[] = "/tmp/se-api-err.XXXXXX";
+
+	m1 = umask(027);
+	for (int sig = 1; sig < NSIG; sig++)
+		sigaction(sig, NULL, &before[sig]);
+	fflush(stdout);
+	out = mkstemp(tmp1);
+	err = mkstemp(tmp2);
+	saved1 = dup(1);
+	saved2 = dup(2);
+	dup2(out, 1);
+	dup2(err, 2);
+	/* A refusal, a warning and a forced walk: everything that might be
+	 * tempted to print. */
+	extract(planted_link, SE_BACKEND_WALK, SE_OPT_DURABLE, &s);
+	fflush(stdout);
+	fflush(stderr);
+	dup2(saved1, 1);
+	dup2(saved2, 2);
+	close(saved1);
+	close(saved2);
+	m2 = umask(m1);
+	for (int sig = 1; sig < NSIG; sig++) {
+		if (sigaction(sig, NULL, &after) < 0)
+			continue;
+		if (after.sa_handler != before[sig].sa_handler)
+			changed++;
+	}
+	fstat(out, &st1);
+	fstat(err, &st2);
+	tap_ok(m2 == 027, "the umask is the caller's after a run (%03o)", (unsigned int)m2);
+	tap_ok(changed == 0, "no signal disposition changed (%d changed)", changed);
+	tap_ok(st1.st_size == 0 && st2.st_size == 0 && s.refused == 1,
+	       "nothing printed on stdout (%lld bytes) or stderr (%lld bytes)",
+	       (long long)st1.st_size, (long long)st2.st_size);
+	close(out);
+	close(err);
+	unlink(tmp1);
+	unlink(tmp2);
+}
+
+static void stats_count_what_happened(void)
+{
+	struct se_stats st = { .size = sizeof(st) };
+	struct se_stats small = { .size = 4 };
+	struct archive *a;
+	se_root *root;
+	se_run *run;
+	size_t len;
+	void *buf = make_tar(planted_link, &len);
+	int fd = archive_fd(buf, len);
+
+	fresh_dest();
+	if (se_root_open(dest, 0, &root) < 0)
+		abort();
+	run = se_run_new(root, 0);
+	if (se_run_open_fd(run, fd, NULL, &a) == 0) {
+		se_run_archive(run, a);
+		archive_read_free(a);
+	}
+	se_run_finish(run);
+	tap_ok(se_run_stats(run, &st) == 0 && st.entries == 2 && st.refused == 1 &&
+	       st.failed == 0, "se_run_stats: 2 entries, 1 refused, 0 failed");
+	tap_ok(se_run_stats(run, &small) == -EINVAL,
+	       "se_run_stats with a smaller struct: -EINVAL");
+	se_run_free(run);
+	se_root_close(root);
+	close(fd);
+	free(buf);
+}
+
+static void dry_run_without_root_writes_nothing(void)
+{
+	struct seen s = { 0 };
+	struct archive *a;
+	se_run *run = se_run_new(NULL, 0);
+	size_t len;
+	void *buf = make_tar(simple, &len);
+	int fd = archive_fd(buf, len), v;
+
+	fresh_dest();
+	se_run_set_callback(run, entry_cb, &s);
+	if (se_run_open_fd(run, fd, NULL, &a) == 0) {
+		se_run_archive(run, a);
+		archive_read_free(a);
+	}
+	v = se_run_finish(run);
+	se_run_free(run);
+	close(fd);
+	free(buf);
+	tap_ok(v == 0 && s.created == 3 && count_entries(dest) == 0,
+	       "se_run_new(NULL): a dry run, names checked and reported, nothing written");
+}
+
+static void helpers(void)
+{
+	static const struct { const char *in, *out; } esc[] = {
+		{ "plain", "plain" },
+		{ "a\x1b[31mred", "a\\x1b[31mred" },
+		{ "quo'te\\", "quo\\'te\\\\" },
+		{ "caf\xc3\xa9", "caf\\xc3\\xa9" },
+	};
+	char buf[64];
+
+	for (size_t i = 0; i < sizeof(esc) / sizeof(esc[0]); i++)
+		tap_ok(strcmp(se_escape(esc[i].in, buf, sizeof(buf)), esc[i].out) == 0,
+		       "se_escape: %s", esc[i].out);
+	se_escape("0123456789abcdef", buf, 10);
+	tap_ok(strstr(buf, "...") != NULL && strlen(buf) < 10,
+	       "se_escape truncates visibly: %s", buf);
+	tap_ok(!strcmp(se_errno_name(ELOOP), "ELOOP") && !strcmp(se_errno_name(-5), "EUNKNOWN"),
+	       "se_errno_name: ELOOP, and EUNKNOWN for nonsense");
+	tap_ok(!strcmp(se_action_name(SE_REFUSED), "refused") &&
+	       !strcmp(se_action_name(SE_INCOMPLETE), "incomplete") &&
+	       !strcmp(se_action_name((enum se_action)99), "unknown"),
+	       "se_action_name");
+	tap_ok(se_format_known("tar") && se_format_known("7z") && se_format_known("mtree") &&
+	       !se_format_known("nosuch"), "se_format_known");
+	tap_ok(se_version() && se_version()[0] >= '0' && se_version()[0] <= '9',
+	       "se_version: %s", se_version());
+}
+
+static void (*const cases[])(void) = {
+	root_open_missing_directory,
+	root_open_two_forced_backends_is_einval,
+	root_backend_names_the_resolver,
+	root_open_fd_leaves_the_callers_fd,
+	callback_renames_to_pacnew,
+	callback_rename_to_dotdot_is_refused,
+	callback_rename_to_absolute_stays_inside,
+	callback_skip_writes_nothing,
+	callback_abort_stops_with_verdict_2,
+	symlink_then_file_through_it_is_refused,
+	in_root_follows_links_inside,
+	several_archives_one_durable_commit,
+	free_without_finish_leaves_no_temporary,
+	root_lstat_is_scoped,
+	in_root_owner_names_map_through_the_roots_passwd,
+	owner_lookup_callback_decides,
+	caller_owned_loop_gets_archive_error,
+	report_fd_gets_one_json_line_per_entry,
+	selection_and_unmatched_patterns,
+	strip_components,
+	empty_input_is_enodata,
+	cancel_from_signal_handler,
+	process_state_untouched,
+	stats_count_what_happened,
+	dry_run_without_root_writes_nothing,
+	helpers,
+};
+
+static int count_fds(void)
+{
+	return count_entries("/proc/self/fd") - 1;	/* opendir's own */
+}
+
+int main(void)
+{
+	const char *tmp = getenv("TMPDIR");
+	char cmd[600];
+	int fds = count_fds();
+
+	snprintf(scratch, sizeof(scratch), "%s/se-api.XXXXXX", tmp && *tmp ? tmp : "/tmp");
+	if (!mkdtemp(scratch))
+		abort();
+	snprintf(outside, sizeof(outside), "%s/outside", scratch);
+	/* DEST deep enough that "../../../../.." from it stays in SCRATCH
+	 * were it ever followed outside the root. */
+	snprintf(dest, sizeof(dest), "%s/l1/l2/l3/l4/dest", scratch);
+	if (mkdir(outside, 0755) < 0)
+		abort();
+	for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+		case_no = (int)i;
+		cases[i]();
+	}
+	tap_ok(count_entries(outside) == 0, "nothing ever appeared in outside/");
+	tap_ok(count_fds() == fds, "no descriptor left open by the library (%d before, %d after)",
+	       fds, count_fds());
+	printf("1..%d\n", tap_n);
+	snprintf(cmd, sizeof(cmd), "rm -rf '%s'", scratch);
+	if (system(cmd) != 0)
+		return 1;
+	return tap_done();
+}
