@@ -126,6 +126,7 @@ typedef struct se_run se_run;
 #define SE_OPT_ACLS		(1ull << 7)	/* POSIX ACLs */
 #define SE_OPT_DEVICES		(1ull << 8)	/* create device nodes (root only); a weakening */
 #define SE_OPT_DRY_RUN		(1ull << 9)	/* check names and report, write nothing */
+#define SE_OPT_SHA256		(1ull << 10)	/* se_entry.sha256 of each file written */
 
 /*
  * A run on ROOT.  Returns NULL only when out of memory.  The umask applied
@@ -190,6 +191,10 @@ struct se_entry {
 	const char *type;		/* AFTER: "file", "directory", "symlink", "hardlink", ... */
 	const char *name;		/* AFTER: the entry's raw name (as the report shows it) */
 	uint64_t bytes;			/* AFTER: data bytes written for it */
+	/* AFTER, with SE_OPT_SHA256: the SHA-256 of the content written for
+	 * a file (or a hardlink that carried data), holes as zeros; NULL for
+	 * other entries.  Valid during the call. */
+	const unsigned char *sha256;
 };
 
 typedef int se_entry_cb(void *data, struct se_entry *e);
@@ -220,6 +225,18 @@ int se_run_set_report_fd(se_run *run, int fd);
  * archive_read_free() after the last entry.
  */
 int se_run_open_fd(se_run *run, int fd, const char *formats, struct archive **a);
+
+/*
+ * A reader of one member of OUTER (a reader from se_run_open_fd() or the
+ * caller's, positioned anywhere before the member): the member named
+ * MEMBER, or with MEMBER NULL a Debian or opkg package's payload (the
+ * first member named data.tar or data.tar.*).  The member's bytes stream
+ * through; nothing is spooled, and its compression is detected (gzip
+ * trailers checked).  Returns 0, -ENOENT when there is no such member.
+ * Free the inner reader before the outer one.
+ */
+int se_run_open_member(se_run *run, struct archive *outer, const char *member,
+		       struct archive **a);
 
 /* Is NAME a format se_run_open_fd() accepts in FORMATS? */
 int se_format_known(const char *name);
@@ -260,6 +277,39 @@ int se_run_stats(const se_run *run, struct se_stats *st);
 
 /* Free the run; removes every temporary it still owns.  NULL is allowed. */
 void se_run_free(se_run *run);
+
+/* ---- confining the process -------------------------------------------- */
+
+/* What se_sandbox_apply() put in force. */
+struct se_sandbox {
+	size_t size;			/* set by the caller: sizeof(struct se_sandbox) */
+	int landlock_abi;		/* the kernel's Landlock ABI; 0: none */
+	int landlock_applied;		/* file-system rights dropped */
+	int net_denied;			/* TCP bind/connect denied (Landlock ABI 4) */
+	int seccomp_applied;		/* the system-call filter installed */
+	unsigned long long fs_handled;	/* LANDLOCK_ACCESS_FS_* rights handled */
+	unsigned long long fs_granted_in_root;	/* of those, allowed beneath the root */
+	char why[256];			/* what is not in force and why, or "" */
+};
+
+#define SE_SANDBOX_NO_SECCOMP	(1u << 0)	/* Landlock only */
+#define SE_SANDBOX_PROBE	(1u << 1)	/* change nothing: fill in landlock_abi */
+
+/*
+ * Confine the calling process, for good: PR_SET_NO_NEW_PRIVS; a Landlock
+ * ruleset that handles every file-system right the kernel's ABI knows and
+ * grants the ones that change things (write, create, remove, make-*, refer,
+ * truncate) only beneath ROOT (NULL: nowhere), reading everywhere,
+ * executing nowhere, and no TCP where the ABI has network rights; then a
+ * seccomp filter that makes execve, sockets, ptrace, mounts, module and
+ * key calls fail with EPERM.  Call it after everything outside the root is
+ * open (the archive, a report file).  Never implicit: the library does not
+ * call it itself.  Returns 0 when Landlock is in force (INFO says whether
+ * seccomp is too), -ENOSYS when the kernel has no Landlock ABI 2 or later
+ * (ABI 1 cannot allow links across directories; seccomp is still
+ * applied), another negative errno on failure.
+ */
+int se_sandbox_apply(se_root *root, unsigned int flags, struct se_sandbox *info);
 
 /* ---- helpers for callers ------------------------------------------------ */
 

@@ -53,3 +53,25 @@ tests_api_test_api_CPPFLAGS = -I$(top_srcdir)/include
 tests_api_test_api_CFLAGS = $(AM_CFLAGS) -Wno-missing-field-initializers $(LIBARCHIVE_CFLAGS)
 tests_api_test_api_LDADD = src/lib/libsafe-extract.la $(LIBARCHIVE_LIBS)
 EXTRA_DIST += tests/api/api-valgrind.test tests/api/installed.test
+
+# Real packages against dpkg-deb -x, and the merged-/usr root: a sample in
+# make check, every package of the apt cache with `make check-debs`.
+TESTS += tests/debs.test
+EXTRA_DIST += tests/debs.test
+check-debs: src/safe-extract
+	top_srcdir='$(abs_top_srcdir)' top_builddir='$(abs_top_builddir)' \
+	SAFE_EXTRACT='$(abs_top_builddir)/src/safe-extract' DEBS_ALL=1 \
+	$(SHELL) $(top_srcdir)/tests/debs.test
+.PHONY: check-debs
+
+# The sandbox (se_sandbox_apply, --no-sandbox, --print-sandbox): the
+# command built with fault injection does, after its sandbox, what a bug
+# would do; the test shows the kernel stopping it, and --no-sandbox not.
+check_PROGRAMS += tests/helpers/safe-extract-fault
+tests_helpers_safe_extract_fault_SOURCES = $(src_safe_extract_SOURCES)
+tests_helpers_safe_extract_fault_CPPFLAGS = -I$(top_srcdir)/include -DSE_FAULT_INJECTION=1
+tests_helpers_safe_extract_fault_CFLAGS = $(src_safe_extract_CFLAGS)
+tests_helpers_safe_extract_fault_LDFLAGS = -static
+tests_helpers_safe_extract_fault_LDADD = $(src_safe_extract_LDADD)
+TESTS += tests/sandbox.test
+EXTRA_DIST += tests/sandbox.test examples/install-packages.c

@@ -26,6 +26,9 @@
 #define CLI_PROGRESS		(1u << 13)	/* --progress */
 #define CLI_REQUIRE_KERNEL	(1u << 14)	/* --require-kernel-scoping */
 #define CLI_PRINT_RESOLVER	(1u << 15)	/* --print-resolver */
+#define CLI_NO_SANDBOX		(1u << 16)	/* --no-sandbox: a weakening */
+#define CLI_REQUIRE_SANDBOX	(1u << 17)	/* --require-sandbox */
+#define CLI_PRINT_SANDBOX	(1u << 18)	/* --print-sandbox */
 
 /* Exit statuses (README.md, doc/safe-extract.1). */
 enum exit_status {
@@ -46,6 +49,7 @@ struct cli_options {
 	const char *report_path;
 	const char *formats;		/* --format=LIST, or NULL */
 	const char *resolver;		/* SAFE_EXTRACT_RESOLVER, or NULL */
+	const char *member;		/* --member=NAME: extract that member's archive */
 	int strip_components;
 	mode_t umask;			/* the user's, applied by the library */
 	struct list includes, excludes;

@@ -17,6 +17,8 @@
 #include <time.h>
 #include <unistd.h>
 
+#include <sys/socket.h>
+
 #include <safe-extract.h>
 
 #include "cli.h"
@@ -286,6 +288,103 @@ static bool configure(se_run *run, const struct cli_options *o)
 	return good;
 }
 
+/* ---- the sandbox ------------------------------------------------------- */
+
+/* One line saying what se_sandbox_apply() put in force. */
+static void describe_sandbox(const struct se_sandbox *sb, char *buf, size_t n)
+{
+	if (sb->landlock_applied)
+		snprintf(buf, n, "landlock abi %d: writes only beneath DEST (rights 0x%llx of 0x%llx), reads anywhere, no execute%s; seccomp %s%s%s",
+			 sb->landlock_abi, sb->fs_granted_in_root, sb->fs_handled,
+			 sb->net_denied ? ", no TCP" : "",
+			 sb->seccomp_applied ? "on" : "off",
+			 sb->why[0] ? " - " : "", sb->why);
+	else
+		snprintf(buf, n, "landlock off; seccomp %s - %s",
+			 sb->seccomp_applied ? "on" : "off", sb->why);
+}
+
+/*
+ * Confine the process once everything outside DEST is open.  False when
+ * the run must not go on (--require-sandbox and not all of it in force).
+ */
+static bool sandbox(const struct cli_options *o, se_root *root)
+{
+	struct se_sandbox sb = { .size = sizeof(sb) };
+	char what[512];
+	int r;
+
+	if (o->flags & CLI_NO_SANDBOX)
+		return true;
+	r = se_sandbox_apply(root, 0, &sb);
+	describe_sandbox(&sb, what, sizeof(what));
+	if (o->flags & CLI_PRINT_SANDBOX)
+		printf("%s\n", what);
+	if (r == 0 && (sb.seccomp_applied || !(o->flags & CLI_REQUIRE_SANDBOX)))
+		return true;
+	if (o->flags & CLI_REQUIRE_SANDBOX) {
+		cli_warn("--require-sandbox: the process cannot be confined here: %s", what);
+		return false;
+	}
+	if (!(o->flags & CLI_PRINT_SANDBOX))
+		cli_warn("warning: not sandboxed: %s", what);
+	return true;
+}
+
+#ifdef SE_FAULT_INJECTION
+/*
+ * Test builds only (./configure --enable-fault-injection): do, after the
+ * sandbox, what a bug would do, bypassing the library, so that a test can
+ * show the sandbox stopping it.  SAFE_EXTRACT_FAULT=
+ *   unscoped-create:PATH   open(PATH, O_WRONLY|O_CREAT|O_EXCL) by name
+ *   exec:PROG              execv(PROG) (gone if it works)
+ *   socket                 socket(AF_INET, SOCK_STREAM)
+ */
+static void inject_fault(void)
+{
+	const char *f = getenv("SAFE_EXTRACT_FAULT");
+	int fd, e;
+
+	if (!f)
+		return;
+	if (strncmp(f, "unscoped-create:", 16) == 0) {
+		fd = open(f + 16, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0600);
+		e = errno;
+		cli_warn("fault: unscoped-create '%s': %s", f + 16,
+			 fd >= 0 ? "created" : se_errno_name(e));
+		if (fd >= 0)
+			close(fd);
+	} else if (strncmp(f, "exec:", 5) == 0) {
+		char *argv[] = { (char *)(f + 5), NULL };
+
+		fflush(stdout);
+		execv(f + 5, argv);
+		cli_warn("fault: exec '%s': %s", f + 5, se_errno_name(errno));
+	} else if (strcmp(f, "socket") == 0) {
+		fd = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
+		e = errno;
+		cli_warn("fault: socket: %s", fd >= 0 ? "created" : se_errno_name(e));
+		if (fd >= 0)
+			close(fd);
+	}
+}
+#endif
+
+/* Is FILE a package whose payload is what gets extracted (dpkg-deb -x)? */
+static bool is_package(const char *file)
+{
+	static const char *const suffixes[] = { ".deb", ".udeb", ".ipk" };
+	size_t len = file ? strlen(file) : 0;
+
+	for (size_t i = 0; i < sizeof(suffixes) / sizeof(suffixes[0]); i++) {
+		size_t n = strlen(suffixes[i]);
+
+		if (len > n && strcmp(file + len - n, suffixes[i]) == 0)
+			return true;
+	}
+	return false;
+}
+
 int cli_extract(const struct cli_options *o, struct cli_result *res)
 {
 	const char *file = o->archive && strcmp(o->archive, "-") != 0 ? o->archive : NULL;
@@ -299,6 +398,14 @@ int cli_extract(const struct cli_options *o, struct cli_result *res)
 
 	memset(res, 0, sizeof(*res));
 	caught_signal = 0;
+	if (o->flags & CLI_PRINT_SANDBOX) {
+		root = open_root(o);
+		if (!root)
+			return EXIT_FATAL;
+		status = sandbox(o, root) ? EXIT_ALL_EXTRACTED : EXIT_FATAL;
+		se_root_close(root);
+		return status;
+	}
 	if (o->flags & CLI_PRINT_RESOLVER) {
 		root = open_root(o);
 		if (!root)
@@ -343,9 +450,28 @@ int cli_extract(const struct cli_options *o, struct cli_result *res)
 	current_run = run;
 	if (caught_signal)
 		se_run_cancel(run);
+	/* Everything outside DEST is open now: the archive, the report. */
+	if (!sandbox(o, root)) {
+		status = EXIT_FATAL;
+		goto out;
+	}
+#ifdef SE_FAULT_INJECTION
+	inject_fault();
+#endif
 
 	r = se_run_open_fd(run, fd, o->formats, &a);
-	if (r == 0) {
+	if (r == 0 && (o->member || is_package(file))) {
+		struct archive *inner;
+
+		/* A .deb is an ar archive whose data.tar.* holds the tree:
+		 * that member is read as an archive of its own, streamed. */
+		r = se_run_open_member(run, a, o->member, &inner);
+		if (r == 0) {
+			se_run_archive(run, inner);
+			archive_read_free(inner);
+		}
+		archive_read_free(a);
+	} else if (r == 0) {
 		se_run_archive(run, a);
 		archive_read_free(a);
 	}

@@ -44,6 +44,10 @@ enum long_option {
 	LO_XATTRS_INCLUDE,
 	LO_XATTRS_EXCLUDE,
 	LO_FORMAT,
+	LO_MEMBER,
+	LO_NO_SANDBOX,
+	LO_REQUIRE_SANDBOX,
+	LO_PRINT_SANDBOX,
 	LO_HELP,
 	LO_VERSION,
 };
@@ -72,6 +76,10 @@ static const struct option long_options[] = {
 	{ "xattrs-include", required_argument, NULL, LO_XATTRS_INCLUDE },
 	{ "xattrs-exclude", required_argument, NULL, LO_XATTRS_EXCLUDE },
 	{ "format", required_argument, NULL, LO_FORMAT },
+	{ "member", required_argument, NULL, LO_MEMBER },
+	{ "no-sandbox", no_argument, NULL, LO_NO_SANDBOX },
+	{ "require-sandbox", no_argument, NULL, LO_REQUIRE_SANDBOX },
+	{ "print-sandbox", no_argument, NULL, LO_PRINT_SANDBOX },
 	{ "progress", no_argument, NULL, LO_PROGRESS },
 	{ "report", required_argument, NULL, LO_REPORT },
 	{ "strip-components", required_argument, NULL, LO_STRIP },
@@ -111,6 +119,8 @@ static void usage(FILE *f)
 "      --report=FILE      one JSON object per entry in FILE\n"
 "      --format=LIST      also read these formats (mtree, raw, empty, warc,\n"
 "                         all); the default is archive formats only\n"
+"      --member=NAME      extract the archive held in member NAME (a .deb,\n"
+"                         .udeb or .ipk: its data.tar.* unless named)\n"
 "      --progress         show entries and bytes done on a terminal\n"
 "\n"
 "Weakenings of the default (strict: no symlink, mount or /proc link is\n"
@@ -118,8 +128,12 @@ static void usage(FILE *f)
 "      --in-root          follow symlinks, resolved as if DEST were /\n"
 "      --cross-mounts     allow crossing mount points below DEST\n"
 "      --devices          create device nodes (root only)\n"
+"      --no-sandbox       do not confine the process (Landlock: writes only\n"
+"                         beneath DEST; seccomp: no exec, sockets, mounts)\n"
 "\n"
 "      --require-kernel-scoping  fail instead of resolving in userspace\n"
+"      --require-sandbox  fail when the kernel cannot confine the process\n"
+"      --print-sandbox    confine the process as a run would, say how, exit\n"
 "      --print-resolver   print the resolution backend and exit\n"
 "      --help, --version\n"
 "\n"
@@ -205,6 +219,10 @@ int main(int argc, char **argv)
 			}
 			o.formats = optarg;
 			break;
+		case LO_MEMBER: o.member = optarg; break;
+		case LO_NO_SANDBOX: o.flags |= CLI_NO_SANDBOX; break;
+		case LO_REQUIRE_SANDBOX: o.flags |= CLI_REQUIRE_SANDBOX; break;
+		case LO_PRINT_SANDBOX: o.flags |= CLI_PRINT_SANDBOX; break;
 		case LO_PROGRESS: o.flags |= CLI_PROGRESS; break;
 		case LO_REPORT: o.report_path = optarg; break;
 		case LO_STRIP:
@@ -242,7 +260,8 @@ int main(int argc, char **argv)
 			return EXIT_FATAL;
 		}
 	}
-	if (!o.archive && isatty(STDIN_FILENO) && !(o.flags & CLI_PRINT_RESOLVER)) {
+	if (!o.archive && isatty(STDIN_FILENO) &&
+	    !(o.flags & (CLI_PRINT_RESOLVER | CLI_PRINT_SANDBOX))) {
 		cli_warn("no archive given and standard input is a terminal");
 		usage(stderr);
 		return EXIT_FATAL;

@@ -30,9 +30,11 @@
 
 struct source {
 	int fd;
+	struct archive *outer;		/* a member of this reader, instead of fd */
 	bool seekable;
 	off_t size;
 	se_run *run;			/* NULL once the run has let go */
+	struct source *next;		/* in run->sources */
 	struct archive *ar;		/* the reader it feeds */
 	bool started;			/* the first block has been looked at */
 	/*
@@ -49,9 +51,32 @@ struct source {
 	unsigned char out[READ_BLOCK];
 };
 
+/* Read the next raw block of a member of the outer archive into s->buf. */
+static la_ssize_t member_read(struct archive *a, struct source *s)
+{
+	la_ssize_t n;
+
+	if (s->run && s->run->cancelled) {
+		archive_set_error(a, EINTR, "interrupted");
+		return -1;
+	}
+	n = archive_read_data(s->outer, s->buf, sizeof(s->buf));
+	if (n < 0) {
+		archive_set_error(a, archive_errno(s->outer) > 0 ?
+				  archive_errno(s->outer) : EILSEQ, "%s",
+				  run_archive_msg(s->outer));
+		return -1;
+	}
+	if (s->run)
+		s->run->input_bytes += (uint64_t)n;
+	return n;
+}
+
 /* Read the next raw block of the archive into s->buf. */
 static la_ssize_t raw_read(struct archive *a, struct source *s)
 {
+	if (s->outer)
+		return member_read(a, s);
 	for (;;) {
 		struct pollfd p[2] = {
 			{ .fd = s->fd, .events = POLLIN },
@@ -228,8 +253,16 @@ static int source_close(struct archive *a, void *data)
 	struct source *s = data;
 
 	/* The fd is the caller's. */
-	if (s->run && s->run->input == s)
-		s->run->input = NULL;
+	if (s->run) {
+		if (s->run->input == s)
+			s->run->input = NULL;
+		for (struct source **p = &s->run->sources; *p; p = &(*p)->next) {
+			if (*p == s) {
+				*p = s->next;
+				break;
+			}
+		}
+	}
 	if (s->gz)
 		inflateEnd(&s->zs);
 	free(s);
@@ -317,28 +350,15 @@ static bool formats_known(const char *list)
 	return true;
 }
 
-SE_EXPORT int se_run_open_fd(se_run *run, int fd, const char *formats,
-			     struct archive **ap)
+/*
+ * A reader on S for FORMATS; S belongs to it from here on (its close
+ * callback frees S, even when opening fails).
+ */
+static int open_reader(se_run *run, struct source *s, const char *formats,
+		       struct archive **ap)
 {
 	struct archive *a;
-	struct source *s;
-	struct stat st;
 	int err;
-
-	*ap = NULL;
-	if (!formats_known(formats))
-		return -EINVAL;
-	if (run->input) {
-		run_log(run, SE_LOG_ERROR, "an archive of this run is still open");
-		return -EBUSY;
-	}
-	s = calloc(1, sizeof(*s));
-	if (!s)
-		return -ENOMEM;
-	s->fd = fd;
-	s->run = run;
-	s->seekable = fstat(fd, &st) == 0 && S_ISREG(st.st_mode);
-	s->size = s->seekable ? st.st_size : 0;
 
 	a = archive_read_new();
 	if (!a) {
@@ -346,6 +366,9 @@ SE_EXPORT int se_run_open_fd(se_run *run, int fd, const char *formats,
 		return -ENOMEM;
 	}
 	s->ar = a;
+	s->run = run;
+	s->next = run->sources;
+	run->sources = s;
 	archive_read_support_filter_all(a);
 	enable_formats(a, formats);
 	archive_read_set_callback_data(a, s);
@@ -381,6 +404,73 @@ SE_EXPORT int se_run_open_fd(se_run *run, int fd, const char *formats,
 	return 0;
 }
 
+SE_EXPORT int se_run_open_fd(se_run *run, int fd, const char *formats,
+			     struct archive **ap)
+{
+	struct source *s;
+	struct stat st;
+
+	*ap = NULL;
+	if (!formats_known(formats))
+		return -EINVAL;
+	if (run->input) {
+		run_log(run, SE_LOG_ERROR, "an archive of this run is still open");
+		return -EBUSY;
+	}
+	s = calloc(1, sizeof(*s));
+	if (!s)
+		return -ENOMEM;
+	s->fd = fd;
+	s->seekable = fstat(fd, &st) == 0 && S_ISREG(st.st_mode);
+	s->size = s->seekable ? st.st_size : 0;
+	return open_reader(run, s, formats, ap);
+}
+
+/* Is NAME a package's payload: data.tar, data.tar.gz, data.tar.xz ...? */
+static bool is_payload(const char *name)
+{
+	return strcmp(name, "data.tar") == 0 || strncmp(name, "data.tar.", 9) == 0;
+}
+
+SE_EXPORT int se_run_open_member(se_run *run, struct archive *outer,
+				 const char *member, struct archive **ap)
+{
+	struct archive_entry *e;
+	struct source *s;
+	int r;
+
+	*ap = NULL;
+	for (;;) {
+		const char *name;
+
+		r = archive_read_next_header(outer, &e);
+		if (r == ARCHIVE_EOF) {
+			run_log(run, SE_LOG_ERROR, "no member '%s' in the archive",
+				member ? member : "data.tar*");
+			return -ENOENT;
+		}
+		if (r != ARCHIVE_OK && r != ARCHIVE_WARN) {
+			run_log(run, SE_LOG_ERROR, "cannot read the archive: %s",
+				run_archive_msg(outer));
+			return archive_errno(outer) > 0 ? -archive_errno(outer) : -EILSEQ;
+		}
+		name = archive_entry_pathname(e);
+		if (!name || archive_entry_filetype(e) != AE_IFREG)
+			continue;
+		if (member ? strcmp(name, member) == 0 : is_payload(name))
+			break;
+	}
+	s = calloc(1, sizeof(*s));
+	if (!s)
+		return -ENOMEM;
+	s->fd = -1;
+	s->outer = outer;
+	/* The outer reader stays where it is: its source is not ours. */
+	if (run->input && run->input->ar == outer)
+		run->input = NULL;
+	return open_reader(run, s, NULL, ap);
+}
+
 int input_finish(se_run *run, struct archive *a)
 {
 	struct source *s = run->input;
@@ -391,4 +481,14 @@ int input_finish(se_run *run, struct archive *a)
 	if (!source_drain(a, s))
 		return -EILSEQ;
 	return 0;
+}
+
+void input_release(se_run *run)
+{
+	/* Readers may outlive the run (the caller frees them): they must not
+	 * reach back into it then. */
+	for (struct source *s = run->sources; s; s = s->next)
+		s->run = NULL;
+	run->sources = NULL;
+	run->input = NULL;
 }

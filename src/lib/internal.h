@@ -101,7 +101,8 @@ struct se_run {
 	bool report_failed;
 
 	struct archive *ar;		/* the archive of the entry in progress */
-	struct source *input;		/* se_run_open_fd's reader, while open */
+	struct source *input;		/* the newest reader the run made, while open */
+	struct source *sources;		/* every reader the run made that is open */
 	uint64_t input_bytes;		/* read by it so far */
 	volatile sig_atomic_t cancelled;
 	int cancel_pipe[2];		/* written by se_run_cancel */
@@ -135,6 +136,8 @@ struct se_run {
 		uint32_t id;
 	} name_cache[2];		/* [0] users, [1] groups */
 
+	unsigned char digest[32];	/* SE_OPT_SHA256: the entry's data */
+	bool have_digest;
 	char reason[512];		/* an outcome's reason built at run time */
 	char path[SE_PATH_MAX];		/* the entry's cleaned name */
 	char target[SE_PATH_MAX];	/* its cleaned hardlink target */
@@ -158,6 +161,8 @@ const char *run_archive_msg(struct archive *a);
 /* After the archive's last entry: check what is left of its stream (the
  * gzip trailer).  0, or -errno with the archive's error set. */
 int input_finish(se_run *run, struct archive *a);
+/* Let go of the readers the run made (they may outlive it). */
+void input_release(se_run *run);
 /* The fd se_run_cancel() writes to, for the input to wait on, or -1. */
 int run_cancel_fd(const se_run *run);
 

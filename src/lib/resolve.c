@@ -285,6 +285,24 @@ static int lookup_one(struct resolver *r, int dirfd, const char *leaf,
 	fd = walk_lookup(r, dirfd, leaf, false);
 	if (fd < 0)
 		return fd;
+	if ((oflags & ~(O_DIRECTORY | O_NOFOLLOW)) != O_PATH && !strchr(leaf, '/')) {
+		struct stat a, b;
+
+		/* A file cannot be reopened through its O_PATH fd without
+		 * /proc; LEAF is one component of a scoped directory, so it
+		 * is opened there, never followed, and must be the object
+		 * the walk checked. */
+		nfd = openat(dirfd, leaf, oflags | O_NOFOLLOW | O_CLOEXEC);
+		if (nfd < 0) {
+			nfd = -errno;
+		} else if (fstat(fd, &a) < 0 || fstat(nfd, &b) < 0 ||
+			   a.st_dev != b.st_dev || a.st_ino != b.st_ino) {
+			close(nfd);
+			nfd = -EAGAIN;
+		}
+		close(fd);
+		return nfd;
+	}
 	nfd = walk_reopen(fd, oflags);
 	close(fd);
 	return nfd;

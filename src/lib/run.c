@@ -111,6 +111,7 @@ void run_report(se_run *run, struct archive_entry *e, const char *name,
 			.type = type,
 			.name = name,
 			.bytes = run->entry_bytes,
+			.sha256 = e && run->have_digest ? run->digest : NULL,
 		};
 
 		if (run->cb(run->cb_data, &se) == SE_ABORT)
@@ -285,8 +286,7 @@ SE_EXPORT void se_run_free(se_run *run)
 	free(run->pattern_hit);
 	free(run->passwd_db);
 	free(run->group_db);
-	if (run->input)
-		run->input = NULL;	/* the reader is the caller's to free */
+	input_release(run);	/* the readers are the caller's to free */
 	for (int i = 0; i < 2; i++)
 		if (run->cancel_pipe[i] >= 0)
 			close(run->cancel_pipe[i]);
@@ -415,6 +415,7 @@ static int run_entry(se_run *run, struct archive *a, struct archive_entry *e,
 		return -ECANCELED;
 	run->ar = a;
 	run->entry_bytes = 0;
+	run->have_digest = false;
 	run->entries++;
 
 	if (run->cb) {

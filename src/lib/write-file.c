@@ -12,6 +12,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "sha256.h"
 #include "write.h"
 
 
@@ -59,8 +60,14 @@ struct outcome copy_data(se_run *run, struct archive_entry *e,
 	const void *buf;
 	size_t size;
 	la_int64_t offset, end = 0;
+	/* The digest covers the content as written, holes as zeros. */
+	bool digest = run->opts & SE_OPT_SHA256;
+	uint64_t digested = 0;
+	struct sha256 sh;
 	int r;
 
+	if (digest)
+		sha256_init(&sh);
 	for (;;) {
 		if (run->cancelled)
 			return (struct outcome){ SE_FAILED, "interrupted", EINTR, true };
@@ -81,6 +88,13 @@ struct outcome copy_data(se_run *run, struct archive_entry *e,
 			o.fatal = true;
 			return o;
 		}
+		if (digest && (uint64_t)offset < digested) {
+			digest = false;		/* blocks out of order: no digest */
+		} else if (digest) {
+			sha256_zeros(&sh, (uint64_t)offset - digested);
+			sha256_update(&sh, buf, size);
+			digested = (uint64_t)offset + size;
+		}
 		while (size > 0) {
 			ssize_t n = pwrite(fd, buf, size, offset);
 
@@ -97,6 +111,7 @@ struct outcome copy_data(se_run *run, struct archive_entry *e,
 			size -= (size_t)n;
 			offset += n;
 			run->bytes += (uint64_t)n;
+			run->entry_bytes += (uint64_t)n;
 		}
 		if (offset > end)
 			end = offset;
@@ -108,6 +123,15 @@ struct outcome copy_data(se_run *run, struct archive_entry *e,
 
 		o.fatal = dest_unusable(errno);
 		return o;
+	}
+	if (digest) {
+		la_int64_t size_now = archive_entry_size_is_set(e) &&
+				      archive_entry_size(e) > end ?
+				      archive_entry_size(e) : end;
+
+		sha256_zeros(&sh, (uint64_t)size_now - digested);
+		sha256_final(&sh, run->digest);
+		run->have_digest = true;
 	}
 	return ok(SE_CREATED);
 }

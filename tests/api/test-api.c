@@ -26,6 +26,7 @@
 #include <string.h>
 #include <sys/mman.h>
 #include <sys/stat.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
 #include <safe-extract.h>
@@ -198,6 +199,8 @@ struct seen {
 	const char *skip;			/* BEFORE: skip this */
 	const char *abort_at;			/* BEFORE: abort here */
 	int logs;
+	char sha[65];			/* hex of the last digest seen */
+	int digests;
 };
 
 static int entry_cb(void *data, struct se_entry *e)
@@ -228,6 +231,11 @@ static int entry_cb(void *data, struct se_entry *e)
 	snprintf(s->last_path, sizeof(s->last_path), "%s", e->path ? e->path : "");
 	snprintf(s->last_reason, sizeof(s->last_reason), "%s", e->reason ? e->reason : "");
 	s->last_error = e->error;
+	if (e->sha256) {
+		for (int i = 0; i < 32; i++)
+			sprintf(s->sha + 2 * i, "%02x", e->sha256[i]);
+		s->digests++;
+	}
 	return SE_CONTINUE;
 }
 
@@ -924,6 +932,85 @@ static void dry_run_without_root_writes_nothing(void)
 	       "se_run_new(NULL): a dry run, names checked and reported, nothing written");
 }
 
+/* SE_OPT_SHA256: the digest of what was written, for callers that record
+ * checksums (pacman, dpkg, apk reopen the path today). */
+static void sha256_of_written_data(void)
+{
+	static char big[200001];
+	struct member m[] = {
+		{ 'f', "abc", "abc" },
+		{ 'f', "big", big },
+		{ 'l', "link", "abc" },
+		{ 0, NULL, NULL },
+	};
+	struct member one[] = { { 'f', "abc", "abc" }, { 0, NULL, NULL } };
+	struct seen s = { 0 };
+	char cmd[700], want[65] = "";
+	FILE *p;
+
+	for (size_t i = 0; i < sizeof(big) - 1; i++)
+		big[i] = (char)('a' + (i * 7 + i / 13) % 26);
+	extract(one, 0, SE_OPT_SHA256, &s);
+	tap_ok(strcmp(s.sha, "ba7816bf8f01cfea414140de5dae2223b00361a396177a9cb410ff61f20015ad") == 0,
+	       "SE_OPT_SHA256: 'abc' gives the FIPS 180-2 test vector (%s)", s.sha);
+	memset(&s, 0, sizeof(s));
+	extract(m, 0, SE_OPT_SHA256, &s);
+	snprintf(cmd, sizeof(cmd), "sha256sum '%s/big'", dest);
+	p = popen(cmd, "r");
+	if (!p || fscanf(p, "%64s", want) != 1)
+		want[0] = '\0';
+	if (p)
+		pclose(p);
+	/* The symlink comes last and carries no digest: s.sha is big's. */
+	tap_ok(s.digests == 2 && want[0] && strcmp(s.sha, want) == 0,
+	       "SE_OPT_SHA256: a 200 kB file's digest is sha256sum's; none for the symlink (%d digests)",
+	       s.digests);
+	memset(&s, 0, sizeof(s));
+	extract(one, 0, 0, &s);
+	tap_ok(s.digests == 0, "without SE_OPT_SHA256: no digest");
+}
+
+/* se_sandbox_apply in a child (it is for good): a create outside the root
+ * by name is refused, inside allowed; the parent is left as it was. */
+static void sandbox_confines_the_caller(void)
+{
+	char in[600], out[600];
+	int status = -1;
+	pid_t pid;
+
+	fresh_dest();
+	snprintf(in, sizeof(in), "%s/inside", dest);
+	snprintf(out, sizeof(out), "%s/sandboxed", outside);
+	pid = fork();
+	if (pid == 0) {
+		struct se_sandbox sb = { .size = sizeof(sb) };
+		se_root *root;
+		int r, fo, fi;
+
+		if (se_root_open(dest, 0, &root) < 0)
+			_exit(10);
+		r = se_sandbox_apply(root, 0, &sb);
+		if (r == -ENOSYS)
+			_exit(77);
+		if (r < 0)
+			_exit(11);
+		fo = open(out, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0600);
+		fi = open(in, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0600);
+		_exit(fo < 0 && errno != 0 && fi >= 0 && sb.landlock_applied ? 0 : 12);
+	}
+	waitpid(pid, &status, 0);
+	if (WIFEXITED(status) && WEXITSTATUS(status) == 77) {
+		tap_skip("se_sandbox_apply: no Landlock ABI 2 on this kernel");
+		unlink(out);
+		return;
+	}
+	tap_ok(WIFEXITED(status) && WEXITSTATUS(status) == 0 && access(out, F_OK) != 0 &&
+	       access(in, F_OK) == 0,
+	       "se_sandbox_apply: outside DEST a create is refused, inside allowed (child status %d)",
+	       WIFEXITED(status) ? WEXITSTATUS(status) : -1);
+	unlink(out);
+}
+
 static void helpers(void)
 {
 	static const struct { const char *in, *out; } esc[] = {
@@ -978,6 +1065,8 @@ static void (*const cases[])(void) = {
 	process_state_untouched,
 	stats_count_what_happened,
 	dry_run_without_root_writes_nothing,
+	sha256_of_written_data,
+	sandbox_confines_the_caller,
 	helpers,
 };
 

@@ -1,7 +1,10 @@
 /*
  * no-openat2 - run a command on which openat2(2) fails, as on an old kernel.
  *
- * usage: no-openat2 [--errno=ENOSYS|EPERM] COMMAND [ARG...]
+ * usage: no-openat2 [--landlock] [--errno=ENOSYS|EPERM] COMMAND [ARG...]
+ *
+ * --landlock: hide landlock_create_ruleset(2) instead, as a kernel without
+ * Landlock (or one booted without it in lsm=) does, for the sandbox tests.
  *
  * Installs a seccomp filter that makes openat2 (and nothing else) fail with
  * the given errno, then execs COMMAND.  ENOSYS is what a kernel before 5.6
@@ -39,6 +42,8 @@
 #error "no-openat2: add this architecture's AUDIT_ARCH_* value"
 #endif
 
+static unsigned int hidden = SYS_openat2;
+
 static int install_filter(unsigned int err)
 {
 	struct sock_filter code[] = {
@@ -50,7 +55,7 @@ static int install_filter(unsigned int err)
 		BPF_STMT(BPF_RET | BPF_K, SECCOMP_RET_ALLOW),
 		BPF_STMT(BPF_LD | BPF_W | BPF_ABS,
 			 offsetof(struct seccomp_data, nr)),
-		BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, SYS_openat2, 0, 1),
+		BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, hidden, 0, 1),
 		BPF_STMT(BPF_RET | BPF_K, SECCOMP_RET_ERRNO | (err & SECCOMP_RET_DATA)),
 		BPF_STMT(BPF_RET | BPF_K, SECCOMP_RET_ALLOW),
 	};
@@ -67,7 +72,7 @@ static int install_filter(unsigned int err)
 
 static void usage(void)
 {
-	fprintf(stderr, "usage: no-openat2 [--errno=ENOSYS|EPERM] COMMAND [ARG...]\n");
+	fprintf(stderr, "usage: no-openat2 [--landlock] [--errno=ENOSYS|EPERM] COMMAND [ARG...]\n");
 	exit(125);
 }
 
@@ -76,6 +81,10 @@ int main(int argc, char **argv)
 	unsigned int err = ENOSYS;
 	int i = 1;
 
+	if (i < argc && strcmp(argv[i], "--landlock") == 0) {
+		hidden = 444;	/* __NR_landlock_create_ruleset, every arch */
+		i++;
+	}
 	if (i < argc && strncmp(argv[i], "--errno=", 8) == 0) {
 		const char *name = argv[i] + 8;
 
