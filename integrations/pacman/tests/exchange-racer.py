@@ -7,12 +7,13 @@
 # number of exchanges on stderr.
 import ctypes
 import os
+import platform
 import sys
 import time
 
 root, done, a, b = sys.argv[1:5]
 libc = ctypes.CDLL(None, use_errno=True)
-SYS_renameat2 = 316  # x86_64
+SYS_renameat2 = {"x86_64": 316, "aarch64": 276}[platform.machine()]
 AT_FDCWD = -100
 RENAME_EXCHANGE = 2
 pa, pb = os.path.join(root, a).encode(), os.path.join(root, b).encode()
