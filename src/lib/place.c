@@ -5,10 +5,12 @@
 
 #include <errno.h>
 #include <fcntl.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <string.h>
 #include <sys/random.h>
 #include <sys/stat.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "compat.h"
@@ -65,10 +67,16 @@ void tmp_name(char out[32])
 	static const char hex[] = "0123456789abcdef";
 	size_t o = sizeof(TMP_PREFIX) - 1;
 
-	if (getrandom(rnd, sizeof(rnd), 0) != (ssize_t)sizeof(rnd)) {
-		static unsigned long counter;
-		unsigned long v = (unsigned long)getpid() * 2654435761u + ++counter;
+	if (getrandom(rnd, sizeof(rnd), GRND_NONBLOCK) != (ssize_t)sizeof(rnd)) {
+		/* No entropy yet (early boot): a clock and the pid.  The name
+		 * need not be secret: O_EXCL|O_NOFOLLOW and the retries in
+		 * create_tmp() make a guessed or planted name harmless. */
+		struct timespec ts;
+		uint64_t v;
 
+		clock_gettime(CLOCK_MONOTONIC, &ts);
+		v = ((uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec) *
+		    2654435761u ^ (uint64_t)getpid() << 40;
 		memcpy(rnd, &v, sizeof(rnd));
 	}
 	memcpy(out, TMP_PREFIX, o);

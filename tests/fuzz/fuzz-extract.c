@@ -358,13 +358,28 @@ static int count_fds(void)
  * extractor left (their paths go into TEMPS).  Directories the archive made
  * unreadable are opened up first.
  */
+/*
+ * Is NAME one of the extractor's temporaries: the prefix and exactly 12
+ * lowercase hex digits (src/lib/place.c: tmp_name)?  An archive may name a
+ * member ".safe-extract-anything" itself (the fuzzer found one); that is
+ * the archive's file, not a temporary left behind.
+ */
+static bool is_temporary(const char *name)
+{
+	const char *p = name + sizeof(TMP_PREFIX) - 1;
+
+	if (strncmp(name, TMP_PREFIX, sizeof(TMP_PREFIX) - 1) != 0)
+		return false;
+	return strlen(p) == 12 && strspn(p, "0123456789abcdef") == 12;
+}
+
 static void remove_tree(int dirfd, const char *name, const char *rel,
 			struct buf *temps)
 {
 	struct stat st;
 	int fd;
 
-	if (strncmp(name, TMP_PREFIX, sizeof(TMP_PREFIX) - 1) == 0)
+	if (is_temporary(name))
 		buf_add(temps, "  %s\n", rel);
 	if (fstatat(dirfd, name, &st, AT_SYMLINK_NOFOLLOW) < 0)
 		return;
