@@ -244,33 +244,76 @@ static void log_cb(void *data, int level, const char *msg)
 	((struct seen *)data)->logs++;
 }
 
-/* Extract MEMBERS into a fresh DEST with OPTS and the callbacks; returns
- * se_run_finish's verdict. */
+/* ---- one run, step by step ------------------------------------------------ */
+
+struct job {
+	se_root *root;
+	se_run *run;
+	int fd;
+	void *buf;
+};
+
+/* A run with OPTS on DEST (made afresh when FRESH) opened with ROOT_FLAGS;
+ * the callbacks record into S when it is not NULL. */
+static void job_start(struct job *j, bool fresh, unsigned int root_flags,
+		      unsigned long long opts, struct seen *s)
+{
+	if (fresh)
+		fresh_dest();
+	memset(j, 0, sizeof(*j));
+	j->fd = -1;
+	if (se_root_open(dest, root_flags, &j->root) < 0)
+		abort();
+	j->run = se_run_new(j->root, opts);
+	if (!j->run)
+		abort();
+	if (s) {
+		se_run_set_callback(j->run, entry_cb, s);
+		se_run_set_log(j->run, log_cb, s);
+	}
+}
+
+/* Feed the archive of M to the run: se_run_archive's result. */
+static int job_feed(struct job *j, const struct member *m)
+{
+	struct archive *a;
+	size_t len;
+	int r;
+
+	free(j->buf);
+	if (j->fd >= 0)
+		close(j->fd);
+	j->buf = make_tar(m, &len);
+	j->fd = archive_fd(j->buf, len);
+	r = se_run_open_fd(j->run, j->fd, NULL, &a);
+	if (r == 0) {
+		r = se_run_archive(j->run, a);
+		archive_read_free(a);
+	}
+	return r;
+}
+
+/* se_run_free (removes what is not finished), then the root. */
+static void job_end(struct job *j)
+{
+	se_run_free(j->run);
+	se_root_close(j->root);
+	if (j->fd >= 0)
+		close(j->fd);
+	free(j->buf);
+}
+
+/* Extract M into a fresh DEST: se_run_finish's verdict. */
 static int extract(const struct member *m, unsigned int root_flags,
 		   unsigned long long opts, struct seen *s)
 {
-	se_root *root;
-	se_run *run;
-	struct archive *a;
-	size_t len;
-	void *buf = make_tar(m, &len);
-	int fd = archive_fd(buf, len), verdict;
+	struct job j;
+	int verdict;
 
-	fresh_dest();
-	if (se_root_open(dest, root_flags, &root) < 0)
-		abort();
-	run = se_run_new(root, opts);
-	se_run_set_callback(run, entry_cb, s);
-	se_run_set_log(run, log_cb, s);
-	if (se_run_open_fd(run, fd, NULL, &a) == 0) {
-		se_run_archive(run, a);
-		archive_read_free(a);
-	}
-	verdict = se_run_finish(run);
-	se_run_free(run);
-	se_root_close(root);
-	close(fd);
-	free(buf);
+	job_start(&j, true, root_flags, opts, s);
+	job_feed(&j, m);
+	verdict = se_run_finish(j.run);
+	job_end(&j);
 	return verdict;
 }
 
@@ -432,36 +475,18 @@ static void several_archives_one_durable_commit(void)
 {
 	static const struct member a1[] = { { 'f', "one", "1\n" }, { 0, NULL, NULL } };
 	static const struct member a2[] = { { 'f', "two", "2\n" }, { 0, NULL, NULL } };
-	const struct member *ms[] = { a1, a2 };
 	struct seen s = { 0 };
-	bool before_commit = true;
-	se_root *root;
-	se_run *run;
+	bool before_commit;
+	struct job j;
 	int v;
 
-	fresh_dest();
-	if (se_root_open(dest, 0, &root) < 0)
-		abort();
-	run = se_run_new(root, SE_OPT_DURABLE);
-	se_run_set_callback(run, entry_cb, &s);
-	for (int i = 0; i < 2; i++) {
-		struct archive *a;
-		size_t len;
-		void *buf = make_tar(ms[i], &len);
-		int fd = archive_fd(buf, len);
-
-		if (se_run_open_fd(run, fd, NULL, &a) == 0) {
-			se_run_archive(run, a);
-			archive_read_free(a);
-		}
-		close(fd);
-		free(buf);
-	}
+	job_start(&j, true, 0, SE_OPT_DURABLE, &s);
+	job_feed(&j, a1);
+	job_feed(&j, a2);
 	/* Nothing is at its name until the run commits. */
 	before_commit = !exists("one") && !exists("two") && count_temps(dest) == 2;
-	v = se_run_finish(run);
-	se_run_free(run);
-	se_root_close(root);
+	v = se_run_finish(j.run);
+	job_end(&j);
 	tap_ok(before_commit, "SE_OPT_DURABLE, two archives: both still temporaries before se_run_finish");
 	tap_ok(v == 0 && has_content("one", "1\n") && has_content("two", "2\n") &&
 	       count_temps(dest) == 0,
@@ -510,27 +535,15 @@ static void write_in_dest(const char *rel, const char *text)
 /* Extract M into DEST as it is now (no fresh_dest), in-root, owners kept. */
 static int extract_keep(const struct member *m, se_owner_cb *cb)
 {
-	struct archive *a;
-	se_root *root;
-	se_run *run;
-	size_t len;
-	void *buf = make_tar(m, &len);
-	int fd = archive_fd(buf, len), v;
+	struct job j;
+	int v;
 
-	if (se_root_open(dest, SE_IN_ROOT, &root) < 0)
-		abort();
-	run = se_run_new(root, SE_OPT_SAME_OWNER | SE_OPT_SAME_PERMS);
+	job_start(&j, false, SE_IN_ROOT, SE_OPT_SAME_OWNER | SE_OPT_SAME_PERMS, NULL);
 	if (cb)
-		se_run_set_owner_lookup(run, cb, NULL);
-	if (se_run_open_fd(run, fd, NULL, &a) == 0) {
-		se_run_archive(run, a);
-		archive_read_free(a);
-	}
-	v = se_run_finish(run);
-	se_run_free(run);
-	se_root_close(root);
-	close(fd);
-	free(buf);
+		se_run_set_owner_lookup(j.run, cb, NULL);
+	job_feed(&j, m);
+	v = se_run_finish(j.run);
+	job_end(&j);
 	return v;
 }
 
@@ -595,25 +608,11 @@ static void owner_lookup_callback_decides(void)
 
 static void free_without_finish_leaves_no_temporary(void)
 {
-	struct archive *a;
-	se_root *root;
-	se_run *run;
-	size_t len;
-	void *buf = make_tar(simple, &len);
-	int fd = archive_fd(buf, len);
+	struct job j;
 
-	fresh_dest();
-	if (se_root_open(dest, 0, &root) < 0)
-		abort();
-	run = se_run_new(root, SE_OPT_DURABLE);
-	if (se_run_open_fd(run, fd, NULL, &a) == 0) {
-		se_run_archive(run, a);
-		archive_read_free(a);
-	}
-	se_run_free(run);
-	se_root_close(root);
-	close(fd);
-	free(buf);
+	job_start(&j, true, 0, SE_OPT_DURABLE, NULL);
+	job_feed(&j, simple);
+	job_end(&j);
 	tap_ok(count_temps(dest) == 0 && !exists("etc/x"),
 	       "se_run_free before se_run_finish: every temporary removed, nothing committed");
 }
@@ -657,29 +656,17 @@ static void caller_owned_loop_gets_archive_error(void)
 
 static void report_fd_gets_one_json_line_per_entry(void)
 {
-	struct archive *a;
-	se_root *root;
-	se_run *run;
-	size_t len;
-	void *buf = make_tar(planted_link, &len);
-	int fd = archive_fd(buf, len);
 	int rep = memfd_create("report", MFD_CLOEXEC);
 	char out[4096] = "";
+	struct job j;
 	ssize_t n;
 	int lines = 0;
 
-	fresh_dest();
-	if (se_root_open(dest, 0, &root) < 0)
-		abort();
-	run = se_run_new(root, 0);
-	se_run_set_report_fd(run, rep);
-	if (se_run_open_fd(run, fd, NULL, &a) == 0) {
-		se_run_archive(run, a);
-		archive_read_free(a);
-	}
-	se_run_finish(run);
-	se_run_free(run);
-	se_root_close(root);
+	job_start(&j, true, 0, 0, NULL);
+	se_run_set_report_fd(j.run, rep);
+	job_feed(&j, planted_link);
+	se_run_finish(j.run);
+	job_end(&j);
 	lseek(rep, 0, SEEK_SET);
 	n = read(rep, out, sizeof(out) - 1);
 	out[n > 0 ? n : 0] = '\0';
@@ -689,41 +676,26 @@ static void report_fd_gets_one_json_line_per_entry(void)
 	       strstr(out, "\"errno\":\"ELOOP\"") && fcntl(rep, F_GETFD) >= 0,
 	       "se_run_set_report_fd: one JSON line per entry, the refusal with ELOOP; the fd stays the caller's");
 	close(rep);
-	close(fd);
-	free(buf);
 }
 
 static void selection_and_unmatched_patterns(void)
 {
-	struct archive *a;
-	se_root *root;
-	se_run *run;
-	size_t len;
-	void *buf = make_tar(simple, &len);
-	int fd = archive_fd(buf, len), v;
 	const char *miss;
+	struct job j;
+	int v;
 
-	fresh_dest();
-	if (se_root_open(dest, 0, &root) < 0)
-		abort();
-	run = se_run_new(root, 0);
-	se_run_add_include(run, "etc");
-	se_run_add_include(run, "nosuch");
-	se_run_add_exclude(run, "y");
-	if (se_run_open_fd(run, fd, NULL, &a) == 0) {
-		se_run_archive(run, a);
-		archive_read_free(a);
-	}
-	v = se_run_finish(run);
-	miss = se_run_unmatched(run, 0);
+	job_start(&j, true, 0, 0, NULL);
+	se_run_add_include(j.run, "etc");
+	se_run_add_include(j.run, "nosuch");
+	se_run_add_exclude(j.run, "y");
+	job_feed(&j, simple);
+	v = se_run_finish(j.run);
+	miss = se_run_unmatched(j.run, 0);
 	tap_ok(v == 0 && exists("etc/x") && !exists("etc/y"),
 	       "include etc, exclude y: etc/x written, etc/y not (verdict %d)", v);
-	tap_ok(miss && strcmp(miss, "nosuch") == 0 && se_run_unmatched(run, 1) == NULL,
+	tap_ok(miss && strcmp(miss, "nosuch") == 0 && se_run_unmatched(j.run, 1) == NULL,
 	       "se_run_unmatched lists the include that matched nothing, and only it");
-	se_run_free(run);
-	se_root_close(root);
-	close(fd);
-	free(buf);
+	job_end(&j);
 }
 
 static void strip_components(void)
@@ -731,29 +703,15 @@ static void strip_components(void)
 	static const struct member m[] = {
 		{ 'f', "top/a/file", "s\n" }, { 0, NULL, NULL },
 	};
-	struct archive *a;
-	se_root *root;
-	se_run *run;
-	size_t len;
-	void *buf = make_tar(m, &len);
-	int fd = archive_fd(buf, len);
+	struct job j;
 
-	fresh_dest();
-	if (se_root_open(dest, 0, &root) < 0)
-		abort();
-	run = se_run_new(root, 0);
-	tap_ok(se_run_set_strip_components(run, -1) == -EINVAL,
+	job_start(&j, true, 0, 0, NULL);
+	tap_ok(se_run_set_strip_components(j.run, -1) == -EINVAL,
 	       "se_run_set_strip_components(-1): -EINVAL");
-	se_run_set_strip_components(run, 1);
-	if (se_run_open_fd(run, fd, NULL, &a) == 0) {
-		se_run_archive(run, a);
-		archive_read_free(a);
-	}
-	se_run_finish(run);
-	se_run_free(run);
-	se_root_close(root);
-	close(fd);
-	free(buf);
+	se_run_set_strip_components(j.run, 1);
+	job_feed(&j, m);
+	se_run_finish(j.run);
+	job_end(&j);
 	tap_ok(has_content("a/file", "s\n") && !exists("top"),
 	       "se_run_set_strip_components(1): top/a/file lands at a/file");
 }
@@ -883,30 +841,16 @@ static void stats_count_what_happened(void)
 {
 	struct se_stats st = { .size = sizeof(st) };
 	struct se_stats small = { .size = 4 };
-	struct archive *a;
-	se_root *root;
-	se_run *run;
-	size_t len;
-	void *buf = make_tar(planted_link, &len);
-	int fd = archive_fd(buf, len);
+	struct job j;
 
-	fresh_dest();
-	if (se_root_open(dest, 0, &root) < 0)
-		abort();
-	run = se_run_new(root, 0);
-	if (se_run_open_fd(run, fd, NULL, &a) == 0) {
-		se_run_archive(run, a);
-		archive_read_free(a);
-	}
-	se_run_finish(run);
-	tap_ok(se_run_stats(run, &st) == 0 && st.entries == 2 && st.refused == 1 &&
+	job_start(&j, true, 0, 0, NULL);
+	job_feed(&j, planted_link);
+	se_run_finish(j.run);
+	tap_ok(se_run_stats(j.run, &st) == 0 && st.entries == 2 && st.refused == 1 &&
 	       st.failed == 0, "se_run_stats: 2 entries, 1 refused, 0 failed");
-	tap_ok(se_run_stats(run, &small) == -EINVAL,
+	tap_ok(se_run_stats(j.run, &small) == -EINVAL,
 	       "se_run_stats with a smaller struct: -EINVAL");
-	se_run_free(run);
-	se_root_close(root);
-	close(fd);
-	free(buf);
+	job_end(&j);
 }
 
 static void dry_run_without_root_writes_nothing(void)
