@@ -127,6 +127,8 @@ typedef struct se_run se_run;
 #define SE_OPT_DEVICES		(1ull << 8)	/* create device nodes (root only); a weakening */
 #define SE_OPT_DRY_RUN		(1ull << 9)	/* check names and report, write nothing */
 #define SE_OPT_SHA256		(1ull << 10)	/* se_entry.sha256 of each file written */
+#define SE_OPT_SKIP_OLD		(1ull << 11)	/* an existing name is kept, the entry skipped */
+#define SE_OPT_TOUCH		(1ull << 12)	/* do not restore modification times (tar -m) */
 
 /*
  * A run on ROOT.  Returns NULL only when out of memory.  The umask applied

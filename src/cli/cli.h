@@ -29,6 +29,8 @@
 #define CLI_NO_SANDBOX		(1u << 16)	/* --no-sandbox: a weakening */
 #define CLI_REQUIRE_SANDBOX	(1u << 17)	/* --require-sandbox */
 #define CLI_PRINT_SANDBOX	(1u << 18)	/* --print-sandbox */
+#define CLI_SKIP_OLD		(1u << 19)	/* --skip-old-files */
+#define CLI_TOUCH		(1u << 20)	/* -m, --touch */
 
 /* Exit statuses (README.md, doc/safe-extract.1). */
 enum exit_status {
@@ -50,6 +52,8 @@ struct cli_options {
 	const char *formats;		/* --format=LIST, or NULL */
 	const char *resolver;		/* SAFE_EXTRACT_RESOLVER, or NULL */
 	const char *member;		/* --member=NAME: extract that member's archive */
+	const char *compress;		/* -z, -J ...: the compression the user named */
+	const char *top_level;		/* --one-top-level[=DIR]: "" for the default */
 	int strip_components;
 	mode_t umask;			/* the user's, applied by the library */
 	struct list includes, excludes;
@@ -71,6 +75,19 @@ int cli_extract(const struct cli_options *o, struct cli_result *res);
 
 /* Catch every catchable terminating signal and cancel the current run. */
 void cli_install_signals(void);
+
+/* tar-compat.c */
+/* tar xvf A: argv rewritten as -x -v -f A when argv[1] is key letters. */
+char **tar_old_style(int *argc, char **argv);
+/* Names from FILE ("-": stdin), one a line or NUL-separated, appended to
+ * OUT; the copies are also listed in OWNED, for freeing.  0 or -errno. */
+int tar_read_list(const char *file, bool nul, struct list *out, struct list *owned);
+extern const char *const tar_vcs_names[];
+/* "gzip", "xz" ... as the first bytes of FD say, "none", or NULL when FD
+ * cannot be looked at without reading it (a pipe). */
+const char *tar_compression_of(int fd);
+/* --one-top-level's default: ARCHIVE's name without its suffixes. */
+char *tar_top_level_name(const char *archive);
 
 /* "safe-extract: MSG" on stderr, MSG made safe for a terminal. */
 void cli_warn(const char *fmt, ...) __attribute__((format(printf, 1, 2)));

@@ -18,6 +18,7 @@
 #include <unistd.h>
 
 #include <sys/socket.h>
+#include <sys/stat.h>
 
 #include <safe-extract.h>
 
@@ -221,6 +222,8 @@ static unsigned long long run_opts(const struct cli_options *o)
 		{ CLI_ACLS, SE_OPT_ACLS },
 		{ CLI_DEVICES, SE_OPT_DEVICES },
 		{ CLI_LIST, SE_OPT_DRY_RUN },
+		{ CLI_SKIP_OLD, SE_OPT_SKIP_OLD },
+		{ CLI_TOUCH, SE_OPT_TOUCH },
 	};
 	unsigned long long opts = 0;
 
@@ -228,6 +231,40 @@ static unsigned long long run_opts(const struct cli_options *o)
 		if (o->flags & map[i].cli)
 			opts |= map[i].se;
 	return opts;
+}
+
+/*
+ * --one-top-level[=DIR]: everything goes into DIR inside DEST, made when
+ * missing.  DIR is the user's (or the archive file's name): one component,
+ * made and opened inside DEST, never followed.
+ */
+static int open_top_level(const struct cli_options *o, se_root **root)
+{
+	char *name = o->top_level[0] ? strdup(o->top_level) : tar_top_level_name(o->archive);
+	int dfd, fd, r;
+
+	if (!name || !name[0] || strchr(name, '/') || !strcmp(name, ".") || !strcmp(name, "..")) {
+		cli_warn("--one-top-level: '%s' is not a directory name (one component)",
+			 name ? name : "(archive read from standard input)");
+		free(name);
+		return -EINVAL;
+	}
+	dfd = open(o->dest, O_PATH | O_DIRECTORY | O_CLOEXEC);
+	if (dfd < 0) {
+		free(name);
+		return -errno;
+	}
+	if (mkdirat(dfd, name, 0777 & ~o->umask) < 0 && errno != EEXIST) {
+		r = -errno;
+	} else {
+		fd = openat(dfd, name, O_PATH | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+		r = fd < 0 ? -errno : se_root_open_fd(fd, root_flags(o), root);
+		if (fd >= 0)
+			close(fd);
+	}
+	close(dfd);
+	free(name);
+	return r;
 }
 
 /*
@@ -246,7 +283,10 @@ static se_root *open_root(const struct cli_options *o)
 			 want);
 		return NULL;
 	}
-	r = se_root_open(o->dest, root_flags(o), &root);
+	if (o->top_level)
+		r = open_top_level(o, &root);
+	else
+		r = se_root_open(o->dest, root_flags(o), &root);
 	if (r == -ENOSYS && strcmp(want, "at") == 0) {
 		cli_warn("SAFE_EXTRACT_RESOLVER=at: this kernel has no AT_* scoping flags");
 		return NULL;
@@ -436,6 +476,16 @@ int cli_extract(const struct cli_options *o, struct cli_result *res)
 		goto out;
 	}
 
+	/* -z, -J ...: the format is detected anyway; say so when the data
+	 * is not what the option named. */
+	if (o->compress) {
+		const char *found = tar_compression_of(fd);
+
+		if (found && strcmp(found, o->compress) != 0)
+			cli_warn("warning: the archive is %s%s, not %s as the option says; reading what is there",
+				 strcmp(found, "none") == 0 ? "not compressed" : found,
+				 strcmp(found, "none") == 0 ? "" : "-compressed", o->compress);
+	}
 	run = se_run_new(root, run_opts(o));
 	if (!run || !configure(run, o)) {
 		cli_warn("out of memory");

@@ -48,6 +48,14 @@ enum long_option {
 	LO_NO_SANDBOX,
 	LO_REQUIRE_SANDBOX,
 	LO_PRINT_SANDBOX,
+	LO_SKIP_OLD,
+	LO_NULL,
+	LO_EXCLUDE_VCS,
+	LO_ONE_TOP_LEVEL,
+	LO_ZSTD,
+	LO_LZ4,
+	LO_LZMA,
+	LO_REFUSED,		/* tar options that would weaken the defence */
 	LO_HELP,
 	LO_VERSION,
 };
@@ -86,6 +94,27 @@ static const struct option long_options[] = {
 	{ "exclude", required_argument, NULL, LO_EXCLUDE },
 	{ "require-kernel-scoping", no_argument, NULL, LO_REQUIRE_KERNEL },
 	{ "print-resolver", no_argument, NULL, LO_PRINT_RESOLVER },
+	{ "skip-old-files", no_argument, NULL, LO_SKIP_OLD },
+	{ "touch", no_argument, NULL, 'm' },
+	{ "files-from", required_argument, NULL, 'T' },
+	{ "exclude-from", required_argument, NULL, 'X' },
+	{ "null", no_argument, NULL, LO_NULL },
+	{ "exclude-vcs", no_argument, NULL, LO_EXCLUDE_VCS },
+	{ "one-top-level", optional_argument, NULL, LO_ONE_TOP_LEVEL },
+	{ "gzip", no_argument, NULL, 'z' },
+	{ "gunzip", no_argument, NULL, 'z' },
+	{ "ungzip", no_argument, NULL, 'z' },
+	{ "bzip2", no_argument, NULL, 'j' },
+	{ "xz", no_argument, NULL, 'J' },
+	{ "zstd", no_argument, NULL, LO_ZSTD },
+	{ "lz4", no_argument, NULL, LO_LZ4 },
+	{ "lzma", no_argument, NULL, LO_LZMA },
+	{ "compress", no_argument, NULL, 'Z' },
+	{ "uncompress", no_argument, NULL, 'Z' },
+	{ "auto-compress", no_argument, NULL, 'a' },
+	{ "absolute-names", no_argument, NULL, 'P' },
+	{ "to-command", required_argument, NULL, LO_REFUSED },
+	{ "insecure", no_argument, NULL, LO_REFUSED },
 	{ "help", no_argument, NULL, LO_HELP },
 	{ "version", no_argument, NULL, LO_VERSION },
 	{ NULL, 0, NULL, 0 },
@@ -123,6 +152,21 @@ static void usage(FILE *f)
 "                         .udeb or .ipk: its data.tar.* unless named)\n"
 "      --progress         show entries and bytes done on a terminal\n"
 "\n"
+"As tar (old style 'xvf ARCHIVE' too):\n"
+"  -x, --extract          extract (the default)\n"
+"  -z, -j, -J, -Z, -a, --gzip, --bzip2, --xz, --zstd, --lz4, --lzma\n"
+"                         accepted; the compression is detected anyway, and\n"
+"                         a warning says when it is not the one named\n"
+"      --skip-old-files   keep existing names, quietly (-k refuses them)\n"
+"  -m, --touch            do not restore modification times\n"
+"  -T, --files-from=FILE  take PATTERNs from FILE, one a line\n"
+"  -X, --exclude-from=FILE  take --exclude GLOBs from FILE\n"
+"      --null             -T and -X files are NUL-separated\n"
+"      --exclude-vcs      skip version-control files (.git, CVS, ...)\n"
+"      --one-top-level[=DIR]  extract into DEST/DIR (default: the archive's\n"
+"                         name without its suffix)\n"
+"  Refused, with the reason: -P (--absolute-names), --to-command, --insecure.\n"
+"\n"
 "Weakenings of the default (strict: no symlink, mount or /proc link is\n"
 "ever followed, nothing leaves DEST):\n"
 "      --in-root          follow symlinks, resolved as if DEST were /\n"
@@ -142,6 +186,32 @@ static void usage(FILE *f)
 "unusable, output unwritable, a member not found, interrupted).\n", f);
 }
 
+static bool push(struct list *l, char *item);
+
+/* tar -xPf, --to-command, bsdtar --insecure: why not, and what instead. */
+static int refused_option(const char *name)
+{
+	if (strcmp(name, "P") == 0 || strcmp(name, "absolute-names") == 0)
+		cli_warn("-P (--absolute-names) is refused: names from an archive never reach '/' or '..'; extract into the directory that should be '/' with -C DIR (and --in-root for a root filesystem)");
+	else if (strcmp(name, "to-command") == 0)
+		cli_warn("--to-command is refused: the sandbox lets safe-extract run no program; -t lists the members, and a library caller gets each entry through its callback");
+	else
+		cli_warn("--%s is refused: it turns off the checks this program exists for; the documented weakenings are --in-root, --cross-mounts and --devices", name);
+	return EXIT_FATAL;
+}
+
+/* Every NAME of tar's --exclude-vcs, as --exclude globs. */
+static bool exclude_vcs(struct list *excludes)
+{
+	for (const char *const *p = tar_vcs_names; *p; p++)
+		if (!push(excludes, (char *)*p))
+			return false;
+	return true;
+}
+
+/* The names read from -T/-X files, freed at exit. */
+static struct list owned;
+
 static bool push(struct list *l, char *item)
 {
 	char **nv = realloc(l->v, (l->n + 1) * sizeof(*nv));
@@ -158,7 +228,9 @@ int main(int argc, char **argv)
 	struct cli_options o;
 	struct cli_result res;
 	bool have_file = false;
-	int c, status;
+	int c, status, opt_index;
+	const char *files_from = NULL, *exclude_from = NULL;
+	bool null = false;
 	long n;
 	char *end;
 
@@ -177,8 +249,30 @@ int main(int argc, char **argv)
 	o.dest = ".";
 	o.resolver = getenv("SAFE_EXTRACT_RESOLVER");
 
-	while ((c = getopt_long(argc, argv, "C:f:txvkUp", long_options, NULL)) != -1) {
+	argv = tar_old_style(&argc, argv);
+	while ((c = getopt_long(argc, argv, "C:f:txvkUpzjJaZmT:X:P", long_options,
+				&opt_index)) != -1) {
 		switch (c) {
+		case 'z': o.compress = "gzip"; break;
+		case 'j': o.compress = "bzip2"; break;
+		case 'J': o.compress = "xz"; break;
+		case 'Z': o.compress = "compress"; break;
+		case LO_ZSTD: o.compress = "zstd"; break;
+		case LO_LZ4: o.compress = "lz4"; break;
+		case LO_LZMA: o.compress = "lzma"; break;
+		case 'a': o.compress = NULL; break;	/* detected anyway */
+		case 'm': o.flags |= CLI_TOUCH; break;
+		case LO_SKIP_OLD: o.flags |= CLI_SKIP_OLD; break;
+		case 'T': files_from = optarg; break;
+		case 'X': exclude_from = optarg; break;
+		case LO_NULL: null = true; break;
+		case LO_EXCLUDE_VCS:
+			if (!exclude_vcs(&o.excludes))
+				return EXIT_FATAL;
+			break;
+		case LO_ONE_TOP_LEVEL: o.top_level = optarg ? optarg : ""; break;
+		case 'P': return refused_option("P");
+		case LO_REFUSED: return refused_option(long_options[opt_index].name);
 		case 'C': o.dest = optarg; break;
 		case 'f': o.archive = optarg; have_file = true; break;
 		case 't': o.flags |= CLI_LIST; break;
@@ -252,6 +346,15 @@ int main(int argc, char **argv)
 			return EXIT_FATAL;
 		}
 	}
+	/* -T and -X may come before --null on the line, as in tar. */
+	if (files_from && (n = tar_read_list(files_from, null, &o.includes, &owned)) < 0) {
+		cli_warn("cannot read the names in '%s': %s", files_from, strerror((int)-n));
+		return EXIT_FATAL;
+	}
+	if (exclude_from && (n = tar_read_list(exclude_from, null, &o.excludes, &owned)) < 0) {
+		cli_warn("cannot read the patterns in '%s': %s", exclude_from, strerror((int)-n));
+		return EXIT_FATAL;
+	}
 	for (int i = optind; i < argc; i++) {
 		if (!have_file) {
 			o.archive = argv[i];
@@ -283,6 +386,9 @@ int main(int argc, char **argv)
 	free(o.excludes.v);
 	free(o.xattr_includes.v);
 	free(o.xattr_excludes.v);
+	for (size_t i = 0; i < owned.n; i++)
+		free(owned.v[i]);
+	free(owned.v);
 	if (res.signal) {
 		/* Die by the signal, so the caller sees how we ended. */
 		signal(res.signal, SIG_DFL);

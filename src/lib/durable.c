@@ -110,7 +110,7 @@ int pending_settle(se_run *run, int dirfd, const char *leaf,
 	if (!p)
 		return 0;
 	if (run->opts & SE_OPT_KEEP_OLD) {
-		*o = refuse("exists and --keep-old-files is set", EEXIST);
+		*o = kept_old(run);
 		return -1;
 	}
 	pending_cancel(run, p);
@@ -176,7 +176,7 @@ struct outcome queue_pending(se_run *run, int dirfd, const char *tmp,
 	if (fstatat(dirfd, leaf, &st, AT_SYMLINK_NOFOLLOW) == 0) {
 		existed = true;
 		if (run->opts & SE_OPT_KEEP_OLD) {
-			o = refuse("exists and --keep-old-files is set", EEXIST);
+			o = kept_old(run);
 			goto drop;
 		}
 		if (S_ISDIR(st.st_mode)) {

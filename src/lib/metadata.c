@@ -115,7 +115,7 @@ struct outcome object_metadata(se_run *run, struct archive_entry *e,
 		return fail("the new object was replaced before its metadata was set",
 			    ESTALE);
 	}
-	entry_times(e, ts);
+	entry_times(run, e, ts);
 	own.mode &= 0777;	/* set at creation; no set-id on these */
 	meta = apply_fd_metadata(run, fd, true, &own, own.mode, NULL, ts);
 	close(fd);

@@ -207,8 +207,14 @@ bool caps_allowed(se_run *run, const struct owner_plan *p)
 	return run->is_root && (run->opts & SE_OPT_SAME_PERMS) && p->set_owner;
 }
 
-void entry_times(struct archive_entry *e, struct timespec ts[2])
+void entry_times(se_run *run, struct archive_entry *e, struct timespec ts[2])
 {
+	/* tar -m: the times of extraction, which the object has already. */
+	if (run->opts & SE_OPT_TOUCH) {
+		ts[0] = (struct timespec){ .tv_nsec = UTIME_OMIT };
+		ts[1] = (struct timespec){ .tv_nsec = UTIME_OMIT };
+		return;
+	}
 	if (archive_entry_atime_is_set(e)) {
 		ts[0].tv_sec = archive_entry_atime(e);
 		ts[0].tv_nsec = archive_entry_atime_nsec(e);

@@ -60,6 +60,15 @@ struct outcome resolve_outcome(se_run *run, int err)
 }
 
 
+/* An entry whose name exists, under SE_OPT_KEEP_OLD (refused: tar -k) or
+ * SE_OPT_SKIP_OLD (skipped quietly: tar --skip-old-files). */
+struct outcome kept_old(se_run *run)
+{
+	if (run->opts & SE_OPT_SKIP_OLD)
+		return (struct outcome){ SE_SKIPPED, "exists (--skip-old-files)", 0, false };
+	return refuse("exists and --keep-old-files is set", EEXIST);
+}
+
 /* A temporary name nobody can predict, in the entry's own directory. */
 void tmp_name(char out[32])
 {
@@ -157,7 +166,7 @@ struct outcome place(se_run *run, int dirfd, const char *tmp,
 		}
 		if (keep) {
 			unlinkat(dirfd, tmp, 0);
-			return refuse("exists and --keep-old-files is set", EEXIST);
+			return kept_old(run);
 		}
 		existed = true;
 		if (renameat(dirfd, tmp, dirfd, leaf) == 0) {
@@ -185,7 +194,7 @@ struct outcome place(se_run *run, int dirfd, const char *tmp,
 	if (existed && S_ISDIR(st.st_mode)) {
 		if (keep) {
 			unlinkat(dirfd, tmp, 0);
-			return refuse("exists and --keep-old-files is set", EEXIST);
+			return kept_old(run);
 		}
 		err = remove_empty_dir(run, dirfd, leaf, path);
 		if (err) {
@@ -198,7 +207,7 @@ struct outcome place(se_run *run, int dirfd, const char *tmp,
 			err = errno;
 			unlinkat(dirfd, tmp, 0);
 			if (err == EEXIST)
-				return refuse("exists and --keep-old-files is set", EEXIST);
+				return kept_old(run);
 			return fail("cannot create without replacing (no RENAME_NOREPLACE or hard links here)",
 				    err);
 		}

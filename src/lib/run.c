@@ -130,6 +130,9 @@ SE_EXPORT se_run *se_run_new(se_root *root, unsigned long long opts)
 	run->root = root;
 	run->rs = root ? &root->rs : NULL;
 	run->opts = opts;
+	/* Skipping an existing name is keeping it, quietly. */
+	if (opts & SE_OPT_SKIP_OLD)
+		run->opts |= SE_OPT_KEEP_OLD;
 	/* Without a root there is nothing to write into: a listing. */
 	if (!root)
 		run->opts |= SE_OPT_DRY_RUN;

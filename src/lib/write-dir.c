@@ -74,7 +74,7 @@ static bool defer_dir(se_run *run, struct archive_entry *e,
 	if (!d)
 		return false;
 	d->own = plan_owner(run, e);
-	entry_times(e, d->times);
+	entry_times(run, e, d->times);
 	d->xattrs = entry_attrs(run, e, &d->own);
 	d->dev = st->st_dev;
 	d->ino = st->st_ino;
@@ -149,7 +149,7 @@ struct outcome write_directory(se_run *run, struct archive_entry *e,
 	}
 	if (run->opts & SE_OPT_KEEP_OLD) {
 		close(dirfd);
-		return refuse("exists and --keep-old-files is set", EEXIST);
+		return kept_old(run);
 	}
 	err = rs_unlink(run->rs, dirfd, leaf, path, 0);
 	if (err || mkdirat(dirfd, leaf, 0700) < 0) {

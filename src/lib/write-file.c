@@ -168,7 +168,7 @@ struct outcome write_regular(se_run *run, struct archive_entry *e,
 	meta = ok(SE_CREATED);
 	if (o.act == SE_CREATED) {
 		attrs = entry_attrs(run, e, &own);
-		entry_times(e, ts);
+		entry_times(run, e, ts);
 		meta = apply_fd_metadata(run, fd, false, &own, own.mode & 0777,
 					 attrs, ts);
 		attr_free(attrs);

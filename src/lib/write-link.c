@@ -64,7 +64,7 @@ static struct outcome make_at(se_run *run, struct archive_entry *e,
 			goto fail;
 		}
 		if (run->opts & SE_OPT_KEEP_OLD) {
-			o = refuse("exists and --keep-old-files is set", EEXIST);
+			o = kept_old(run);
 			goto fail;
 		}
 		act = SE_REPLACED;
@@ -180,7 +180,7 @@ static struct outcome fill_linked(se_run *run, struct archive_entry *e,
 	meta = ok(SE_CREATED);
 	if (o.act == SE_CREATED) {
 		attrs = entry_attrs(run, e, &own);
-		entry_times(e, ts);
+		entry_times(run, e, ts);
 		meta = apply_fd_metadata(run, fd, false, &own, (mode_t)-1, attrs, ts);
 		attr_free(attrs);
 	}

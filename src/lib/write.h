@@ -62,6 +62,7 @@ void write_free(se_run *run);
 void write_cleanup(se_run *run);
 
 /* place.c */
+struct outcome kept_old(se_run *run);
 bool dest_unusable(int err);
 struct outcome resolve_outcome(se_run *run, int err);
 void tmp_name(char out[32]);
@@ -77,7 +78,7 @@ void live_tmp_clear(se_run *run);
 /* owner.c */
 struct owner_plan plan_owner(se_run *run, struct archive_entry *e);
 bool caps_allowed(se_run *run, const struct owner_plan *p);
-void entry_times(struct archive_entry *e, struct timespec ts[2]);
+void entry_times(se_run *run, struct archive_entry *e, struct timespec ts[2]);
 
 /* xattr.c: kept as a list of (name, value), so that a directory's can wait
  * for its deferred metadata. */
