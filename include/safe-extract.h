@@ -108,6 +108,20 @@ int se_root_is_userspace(const se_root *root);
 struct stat;
 int se_root_lstat(se_root *root, const char *path, struct stat *st);
 
+/*
+ * What a package manager does to its files after extraction (checksum a
+ * config file, rename it to .pacnew, remove an old one), under the root's
+ * scoping.  PATH is checked as an entry name; the last component is never
+ * followed (a symlink there: ELOOP with O_CREAT, or opened as itself with
+ * O_PATH).  se_root_openat returns an fd (O_CLOEXEC) or a negative errno;
+ * the others 0 or a negative errno.  FLAGS: AT_REMOVEDIR for unlinkat;
+ * RENAME_NOREPLACE or RENAME_EXCHANGE for renameat.
+ */
+int se_root_openat(se_root *root, const char *path, int oflags, mode_t mode);
+int se_root_unlinkat(se_root *root, const char *path, int flags);
+int se_root_renameat(se_root *root, const char *from, const char *to,
+		     unsigned int flags);
+
 /* NULL is allowed.  A root must outlive every run made on it. */
 void se_root_close(se_root *root);
 

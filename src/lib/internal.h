@@ -87,6 +87,7 @@ struct se_run {
 	struct resolver *rs;		/* &root->rs */
 	unsigned long long opts;	/* SE_OPT_* */
 	mode_t umask;			/* applied by hand; the process's stays */
+	mode_t proc_umask;		/* the process's, which the kernel applies */
 	bool is_root;			/* euid 0: owners can be restored */
 	int strip_components;
 	struct pattern_list includes, excludes;

@@ -5,6 +5,7 @@
 
 #include <errno.h>
 #include <fcntl.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
@@ -87,21 +88,104 @@ SE_EXPORT int se_root_is_userspace(const se_root *root)
 	return root->rs.backend == RS_WALK;
 }
 
-SE_EXPORT int se_root_lstat(se_root *root, const char *path, struct stat *st)
+/*
+ * PATH, a name as a caller would give an entry's, cleaned and checked as
+ * entry names are into OUT ("" for the root itself).  0, -EINVAL ('..',
+ * empty) or -ENAMETOOLONG.
+ */
+static int clean_path(const char *path, char out[SE_PATH_MAX])
 {
-	char clean[SE_PATH_MAX];
 	bool absolute;
 
-	switch (names_clean(path, 0, clean, &absolute)) {
+	switch (names_clean(path, 0, out, &absolute)) {
 	case NAME_OK:
-		return rs_stat(&root->rs, -1, NULL, clean, st);
+		return 0;
 	case NAME_ROOT:
-		return fstat(root->rs.root_fd, st) < 0 ? -errno : 0;
+		out[0] = '\0';
+		return 0;
 	case NAME_TOO_LONG:
 		return -ENAMETOOLONG;
 	default:
 		return -EINVAL;
 	}
+}
+
+SE_EXPORT int se_root_lstat(se_root *root, const char *path, struct stat *st)
+{
+	char clean[SE_PATH_MAX];
+	int r = clean_path(path, clean);
+
+	if (r < 0)
+		return r;
+	if (!clean[0])
+		return fstat(root->rs.root_fd, st) < 0 ? -errno : 0;
+	return rs_stat(&root->rs, -1, NULL, clean, st);
+}
+
+SE_EXPORT int se_root_openat(se_root *root, const char *path, int oflags, mode_t mode)
+{
+	char clean[SE_PATH_MAX];
+	const char *leaf;
+	int r = clean_path(path, clean), dirfd, fd;
+
+	if (r < 0)
+		return r;
+	if (!clean[0]) {
+		fd = openat(root->rs.root_fd, ".", (oflags & ~O_CREAT) | O_CLOEXEC);
+		return fd < 0 ? -errno : fd;
+	}
+	dirfd = rs_open_parent(&root->rs, clean, false, 0, &leaf);
+	if (dirfd < 0)
+		return dirfd;
+	if (oflags & O_CREAT) {
+		/* One component in a scoped parent, never followed: a
+		 * planted symlink at the name is ELOOP, not a way out. */
+		fd = openat(dirfd, leaf, oflags | O_NOFOLLOW | O_CLOEXEC, mode);
+		fd = fd < 0 ? -errno : fd;
+	} else {
+		fd = rs_open_leaf(&root->rs, dirfd, leaf, oflags | O_CLOEXEC);
+	}
+	close(dirfd);
+	return fd;
+}
+
+SE_EXPORT int se_root_unlinkat(se_root *root, const char *path, int flags)
+{
+	char clean[SE_PATH_MAX];
+	int r = clean_path(path, clean);
+
+	if (r < 0)
+		return r;
+	if (!clean[0] || (flags & ~AT_REMOVEDIR))
+		return -EINVAL;
+	return rs_unlink(&root->rs, -1, NULL, clean, flags);
+}
+
+SE_EXPORT int se_root_renameat(se_root *root, const char *from, const char *to,
+			       unsigned int flags)
+{
+	char cfrom[SE_PATH_MAX], cto[SE_PATH_MAX];
+	const char *lfrom, *lto;
+	int r, dfrom, dto;
+
+	if ((r = clean_path(from, cfrom)) < 0 || (r = clean_path(to, cto)) < 0)
+		return r;
+	if (!cfrom[0] || !cto[0])
+		return -EINVAL;
+	dfrom = rs_open_parent(&root->rs, cfrom, false, 0, &lfrom);
+	if (dfrom < 0)
+		return dfrom;
+	dto = rs_open_parent(&root->rs, cto, false, 0, &lto);
+	if (dto < 0) {
+		close(dfrom);
+		return dto;
+	}
+	/* Both ends are single components of scoped parents; renameat2
+	 * follows neither. */
+	r = renameat2(dfrom, lfrom, dto, lto, flags) < 0 ? -errno : 0;
+	close(dfrom);
+	close(dto);
+	return r;
 }
 
 SE_EXPORT void se_root_close(se_root *root)

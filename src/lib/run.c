@@ -121,6 +121,32 @@ void run_report(se_run *run, struct archive_entry *e, const char *name,
 
 /* ---- the run ---------------------------------------------------------- */
 
+/*
+ * The process's umask, read without changing it (umask(2) can only set
+ * it): the kernel applies it to every object created, so modes that must
+ * be exact are fixed afterwards with fchmod.  Unknown: assume it masks
+ * everything, which makes every mode be set explicitly.
+ */
+static mode_t process_umask(void)
+{
+	char line[128];
+	mode_t m = 0777;
+	FILE *f = fopen("/proc/self/status", "re");
+
+	if (!f)
+		return m;
+	while (fgets(line, sizeof(line), f)) {
+		unsigned int v;
+
+		if (sscanf(line, "Umask: %o", &v) == 1) {
+			m = (mode_t)v & 0777;
+			break;
+		}
+	}
+	fclose(f);
+	return m;
+}
+
 SE_EXPORT se_run *se_run_new(se_root *root, unsigned long long opts)
 {
 	se_run *run = calloc(1, sizeof(*run));
@@ -137,6 +163,7 @@ SE_EXPORT se_run *se_run_new(se_root *root, unsigned long long opts)
 	if (!root)
 		run->opts |= SE_OPT_DRY_RUN;
 	run->umask = 022;
+	run->proc_umask = process_umask();
 	run->is_root = geteuid() == 0;
 	run->report_fd = -1;
 	run->tmp.dirfd = -1;

@@ -169,8 +169,9 @@ struct outcome write_regular(se_run *run, struct archive_entry *e,
 	if (o.act == SE_CREATED) {
 		attrs = entry_attrs(run, e, &own);
 		entry_times(run, e, ts);
-		meta = apply_fd_metadata(run, fd, false, &own, own.mode & 0777,
-					 attrs, ts);
+		/* The kernel applied the process's umask at creation. */
+		meta = apply_fd_metadata(run, fd, false, &own,
+					 own.mode & 0777 & ~run->proc_umask, attrs, ts);
 		attr_free(attrs);
 	}
 	if (close(fd) < 0 && o.act == SE_CREATED) {

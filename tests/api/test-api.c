@@ -19,6 +19,7 @@
 #include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
+#include <linux/fs.h>
 #include <signal.h>
 #include <stdbool.h>
 #include <stdio.h>
@@ -38,7 +39,8 @@ static int case_no;
 
 /* ---- building archives ------------------------------------------------ */
 
-/* One member: 'f' file, 'd' directory, 'l' symlink, 'h' hardlink. */
+/* One member: 'f' file (0644), 'F' file (0666), 'd' directory, 'l' symlink,
+ * 'h' hardlink. */
 struct member {
 	char type;
 	const char *name;
@@ -70,8 +72,9 @@ static void *make_tar(const struct member *m, size_t *len)
 		}
 		switch (m->type) {
 		case 'f':
+		case 'F':
 			archive_entry_set_filetype(e, AE_IFREG);
-			archive_entry_set_perm(e, 0644);
+			archive_entry_set_perm(e, m->type == 'F' ? 0666 : 0644);
 			archive_entry_set_size(e, (la_int64_t)strlen(m->data));
 			break;
 		case 'd':
@@ -91,7 +94,7 @@ static void *make_tar(const struct member *m, size_t *len)
 		}
 		if (archive_write_header(a, e) != ARCHIVE_OK)
 			abort();
-		if (m->type == 'f')
+		if (m->type == 'f' || m->type == 'F')
 			archive_write_data(a, m->data, strlen(m->data));
 		archive_entry_free(e);
 	}
@@ -606,6 +609,68 @@ static void owner_lookup_callback_decides(void)
 	       "se_run_set_owner_lookup: the callback's bob is 777; a name it does not know keeps the id");
 }
 
+/* SE_OPT_SAME_PERMS means the entry's mode, whatever the caller's umask
+ * (pacman runs with 022: a 0666 .pacnew came out 0644). */
+static void same_perms_exact_under_a_process_umask(void)
+{
+	static const struct member m[] = { { 'F', "shared", "x" }, { 0, NULL, NULL } };
+	mode_t old = umask(022);
+	char p[600];
+	struct stat st;
+	struct job j;
+
+	job_start(&j, true, 0, SE_OPT_SAME_PERMS, NULL);
+	job_feed(&j, m);
+	se_run_finish(j.run);
+	job_end(&j);
+	umask(old);
+	snprintf(p, sizeof(p), "%s/shared", dest);
+	tap_ok(stat(p, &st) == 0 && (st.st_mode & 07777) == 0666,
+	       "SE_OPT_SAME_PERMS under a process umask of 022: a 0666 entry is 0666 (%04o)",
+	       (unsigned int)(st.st_mode & 07777));
+}
+
+/* After extraction, a package manager's own steps under the root's scope. */
+static void scoped_file_operations(void)
+{
+	struct seen s = { 0 };
+	char buf[16] = "";
+	se_root *root;
+	int fd;
+
+	extract(simple, 0, 0, &s);
+	{
+		char p[600];
+
+		snprintf(p, sizeof(p), "%s/up", dest);
+		if (symlink("../../../..", p) < 0)
+			abort();
+	}
+	if (se_root_open(dest, 0, &root) < 0)
+		abort();
+	fd = se_root_openat(root, "etc/x", O_RDONLY, 0);
+	tap_ok(fd >= 0 && read(fd, buf, sizeof(buf) - 1) == 4 && !strcmp(buf, "new\n"),
+	       "se_root_openat: reads etc/x");
+	if (fd >= 0)
+		close(fd);
+	tap_ok(se_root_openat(root, "up/outside", O_RDONLY, 0) == -ELOOP,
+	       "se_root_openat through a planted symlink: -ELOOP");
+	tap_ok(se_root_openat(root, "up", O_WRONLY | O_CREAT, 0644) == -ELOOP,
+	       "se_root_openat(O_CREAT) onto a planted symlink: -ELOOP, nothing followed");
+	tap_ok(se_root_openat(root, "../x", O_RDONLY, 0) == -EINVAL,
+	       "se_root_openat of ../x: -EINVAL");
+	tap_ok(se_root_renameat(root, "etc/x", "etc/x.pacnew", RENAME_NOREPLACE) == 0 &&
+	       has_content("etc/x.pacnew", "new\n") && !exists("etc/x"),
+	       "se_root_renameat: etc/x to etc/x.pacnew");
+	tap_ok(se_root_renameat(root, "etc/y", "up/y", 0) == -ELOOP &&
+	       exists("etc/y"), "se_root_renameat into a planted symlink: -ELOOP, nothing moved");
+	tap_ok(se_root_unlinkat(root, "etc/y", 0) == 0 && !exists("etc/y"),
+	       "se_root_unlinkat: etc/y removed");
+	tap_ok(se_root_unlinkat(root, "up/outside", 0) == -ELOOP,
+	       "se_root_unlinkat through a planted symlink: -ELOOP");
+	se_root_close(root);
+}
+
 static void free_without_finish_leaves_no_temporary(void)
 {
 	struct job j;
@@ -997,6 +1062,8 @@ static void (*const cases[])(void) = {
 	in_root_follows_links_inside,
 	several_archives_one_durable_commit,
 	free_without_finish_leaves_no_temporary,
+	same_perms_exact_under_a_process_umask,
+	scoped_file_operations,
 	root_lstat_is_scoped,
 	in_root_owner_names_map_through_the_roots_passwd,
 	owner_lookup_callback_decides,
