@@ -143,6 +143,10 @@ typedef struct se_run se_run;
 #define SE_OPT_SHA256		(1ull << 10)	/* se_entry.sha256 of each file written */
 #define SE_OPT_SKIP_OLD		(1ull << 11)	/* an existing name is kept, the entry skipped */
 #define SE_OPT_TOUCH		(1ull << 12)	/* do not restore modification times (tar -m) */
+#define SE_OPT_KEEP_DIR_METADATA (1ull << 13)	/* an existing directory keeps its owner, mode, times */
+#define SE_OPT_KEEP_NEWER	(1ull << 14)	/* keep an existing non-directory at least as new */
+#define SE_OPT_LITERAL_NAMES	(1ull << 15)	/* include patterns are names, not globs */
+#define SE_OPT_IGNORE_ZEROS	(1ull << 16)	/* read tar past zero blocks (concatenated) */
 
 /*
  * A run on ROOT.  Returns NULL only when out of memory.  The umask applied
@@ -290,6 +294,13 @@ struct se_stats {
 	uint64_t refused, failed;
 };
 int se_run_stats(const se_run *run, struct se_stats *st);
+
+/*
+ * Write the data of every selected regular file to FD instead of creating
+ * anything (tar -O): names are checked and selected as always, other
+ * entries are reported skipped.  FD stays the caller's.
+ */
+int se_run_set_data_fd(se_run *run, int fd);
 
 /* Free the run; removes every temporary it still owns.  NULL is allowed. */
 void se_run_free(se_run *run);

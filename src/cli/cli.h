@@ -31,6 +31,11 @@
 #define CLI_PRINT_SANDBOX	(1u << 18)	/* --print-sandbox */
 #define CLI_SKIP_OLD		(1u << 19)	/* --skip-old-files */
 #define CLI_TOUCH		(1u << 20)	/* -m, --touch */
+#define CLI_NO_OVERWRITE_DIR	(1u << 21)	/* --no-overwrite-dir */
+#define CLI_KEEP_NEWER		(1u << 22)	/* --keep-newer-files */
+#define CLI_TO_STDOUT		(1u << 23)	/* -O, --to-stdout */
+#define CLI_NO_WILDCARDS	(1u << 24)	/* --no-wildcards */
+#define CLI_IGNORE_ZEROS	(1u << 25)	/* -i, --ignore-zeros */
 
 /* Exit statuses (README.md, doc/safe-extract.1). */
 enum exit_status {

@@ -182,7 +182,9 @@ static int entry_cb(void *data, struct se_entry *e)
 		printf("%s\n", se_escape(e->path[0] ? e->path : ".", path,
 					 sizeof(path)));
 	} else if ((ui->o->flags & CLI_VERBOSE) && e->action != SE_SKIPPED) {
-		printf("%s\n", se_escape(e->name, esc, sizeof(esc)));
+		/* With -O the data is on stdout: the names go to stderr. */
+		fprintf((ui->o->flags & CLI_TO_STDOUT) ? stderr : stdout, "%s\n",
+			se_escape(e->name, esc, sizeof(esc)));
 	}
 	progress(ui, false);
 	return stdout_broken(ui) ? SE_ABORT : SE_CONTINUE;
@@ -224,6 +226,10 @@ static unsigned long long run_opts(const struct cli_options *o)
 		{ CLI_LIST, SE_OPT_DRY_RUN },
 		{ CLI_SKIP_OLD, SE_OPT_SKIP_OLD },
 		{ CLI_TOUCH, SE_OPT_TOUCH },
+		{ CLI_NO_OVERWRITE_DIR, SE_OPT_KEEP_DIR_METADATA },
+		{ CLI_KEEP_NEWER, SE_OPT_KEEP_NEWER },
+		{ CLI_NO_WILDCARDS, SE_OPT_LITERAL_NAMES },
+		{ CLI_IGNORE_ZEROS, SE_OPT_IGNORE_ZEROS },
 	};
 	unsigned long long opts = 0;
 
@@ -454,8 +460,8 @@ int cli_extract(const struct cli_options *o, struct cli_result *res)
 		se_root_close(root);
 		return EXIT_ALL_EXTRACTED;
 	}
-	/* -t writes nothing and needs no destination. */
-	if (!(o->flags & CLI_LIST)) {
+	/* -t and -O write nothing and need no destination. */
+	if (!(o->flags & (CLI_LIST | CLI_TO_STDOUT))) {
 		root = open_root(o);
 		if (!root)
 			return EXIT_FATAL;
@@ -497,6 +503,10 @@ int cli_extract(const struct cli_options *o, struct cli_result *res)
 	se_run_set_callback(run, entry_cb, &ui);
 	if (report_fd >= 0)
 		se_run_set_report_fd(run, report_fd);
+	if (o->flags & CLI_TO_STDOUT) {
+		fflush(stdout);
+		se_run_set_data_fd(run, STDOUT_FILENO);
+	}
 	current_run = run;
 	if (caught_signal)
 		se_run_cancel(run);

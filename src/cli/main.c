@@ -55,6 +55,12 @@ enum long_option {
 	LO_ZSTD,
 	LO_LZ4,
 	LO_LZMA,
+	LO_OVERWRITE_DIR,
+	LO_NO_OVERWRITE_DIR,
+	LO_KEEP_NEWER,
+	LO_WILDCARDS,
+	LO_NO_WILDCARDS,
+	LO_ANCHORED,
 	LO_REFUSED,		/* tar options that would weaken the defence */
 	LO_HELP,
 	LO_VERSION,
@@ -99,6 +105,14 @@ static const struct option long_options[] = {
 	{ "files-from", required_argument, NULL, 'T' },
 	{ "exclude-from", required_argument, NULL, 'X' },
 	{ "null", no_argument, NULL, LO_NULL },
+	{ "overwrite-dir", no_argument, NULL, LO_OVERWRITE_DIR },
+	{ "no-overwrite-dir", no_argument, NULL, LO_NO_OVERWRITE_DIR },
+	{ "keep-newer-files", no_argument, NULL, LO_KEEP_NEWER },
+	{ "to-stdout", no_argument, NULL, 'O' },
+	{ "wildcards", no_argument, NULL, LO_WILDCARDS },
+	{ "no-wildcards", no_argument, NULL, LO_NO_WILDCARDS },
+	{ "anchored", no_argument, NULL, LO_ANCHORED },
+	{ "ignore-zeros", no_argument, NULL, 'i' },
 	{ "exclude-vcs", no_argument, NULL, LO_EXCLUDE_VCS },
 	{ "one-top-level", optional_argument, NULL, LO_ONE_TOP_LEVEL },
 	{ "gzip", no_argument, NULL, 'z' },
@@ -158,6 +172,11 @@ static void usage(FILE *f)
 "                         accepted; the compression is detected anyway, and\n"
 "                         a warning says when it is not the one named\n"
 "      --skip-old-files   keep existing names, quietly (-k refuses them)\n"
+"      --keep-newer-files keep existing files at least as new as the member\n"
+"      --no-overwrite-dir keep existing directories' owner, mode and times\n"
+"  -O, --to-stdout        write the members' data to standard output\n"
+"      --no-wildcards     PATTERNs are names (tar's default), not globs\n"
+"  -i, --ignore-zeros     read past the zero blocks of concatenated archives\n"
 "  -m, --touch            do not restore modification times\n"
 "  -T, --files-from=FILE  take PATTERNs from FILE, one a line\n"
 "  -X, --exclude-from=FILE  take --exclude GLOBs from FILE\n"
@@ -250,7 +269,7 @@ int main(int argc, char **argv)
 	o.resolver = getenv("SAFE_EXTRACT_RESOLVER");
 
 	argv = tar_old_style(&argc, argv);
-	while ((c = getopt_long(argc, argv, "C:f:txvkUpzjJaZmT:X:P", long_options,
+	while ((c = getopt_long(argc, argv, "C:f:txvkUpzjJaZmT:X:POi", long_options,
 				&opt_index)) != -1) {
 		switch (c) {
 		case 'z': o.compress = "gzip"; break;
@@ -262,6 +281,14 @@ int main(int argc, char **argv)
 		case LO_LZMA: o.compress = "lzma"; break;
 		case 'a': o.compress = NULL; break;	/* detected anyway */
 		case 'm': o.flags |= CLI_TOUCH; break;
+		case 'O': o.flags |= CLI_TO_STDOUT; break;
+		case 'i': o.flags |= CLI_IGNORE_ZEROS; break;
+		case LO_OVERWRITE_DIR: o.flags &= ~CLI_NO_OVERWRITE_DIR; break;
+		case LO_NO_OVERWRITE_DIR: o.flags |= CLI_NO_OVERWRITE_DIR; break;
+		case LO_KEEP_NEWER: o.flags |= CLI_KEEP_NEWER; break;
+		case LO_WILDCARDS: o.flags &= ~CLI_NO_WILDCARDS; break;
+		case LO_NO_WILDCARDS: o.flags |= CLI_NO_WILDCARDS; break;
+		case LO_ANCHORED: break;	/* member operands always are */
 		case LO_SKIP_OLD: o.flags |= CLI_SKIP_OLD; break;
 		case 'T': files_from = optarg; break;
 		case 'X': exclude_from = optarg; break;

@@ -371,6 +371,10 @@ static int open_reader(se_run *run, struct source *s, const char *formats,
 	run->sources = s;
 	archive_read_support_filter_all(a);
 	enable_formats(a, formats);
+	/* tar -i: go on past the zero blocks that end each of several
+	 * concatenated archives. */
+	if (run->opts & SE_OPT_IGNORE_ZEROS)
+		archive_read_set_format_option(a, "tar", "read_concatenated_archives", "1");
 	archive_read_set_callback_data(a, s);
 	archive_read_set_read_callback(a, source_read);
 	archive_read_set_skip_callback(a, source_skip);

@@ -99,6 +99,7 @@ struct se_run {
 	se_log_cb *log;
 	void *log_data;
 	int report_fd;			/* -1: none */
+	int data_fd;			/* se_run_set_data_fd, or -1 */
 	bool report_failed;
 
 	struct archive *ar;		/* the archive of the entry in progress */

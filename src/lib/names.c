@@ -76,7 +76,7 @@ const char *names_verdict_reason(enum name_verdict v)
 	return "bad name";
 }
 
-static bool match_one(const char *pattern, const char *name)
+static bool match_one(const char *pattern, const char *name, bool literal)
 {
 	char pat[SE_PATH_MAX];
 	size_t len = strlen(pattern);
@@ -90,18 +90,22 @@ static bool match_one(const char *pattern, const char *name)
 	pat[len] = '\0';
 	while (pat[0] == '.' && pat[1] == '/')
 		memmove(pat, pat + 2, strlen(pat + 2) + 1);
+	if (literal) {
+		len = strlen(pat);
+		return strncmp(name, pat, len) == 0 && (name[len] == '\0' || name[len] == '/');
+	}
 	return fnmatch(pat, name, FNM_LEADING_DIR) == 0;
 }
 
 bool names_included(const char *name, char *const *patterns, size_t n,
-		    bool *hit)
+		    bool literal, bool *hit)
 {
 	bool any = false;
 
 	if (n == 0)
 		return true;
 	for (size_t i = 0; i < n; i++) {
-		if (!match_one(patterns[i], name))
+		if (!match_one(patterns[i], name, literal))
 			continue;
 		any = true;
 		if (!hit)
@@ -117,7 +121,7 @@ bool names_excluded(const char *name, char *const *patterns, size_t n)
 		const char *s = name;
 
 		for (;;) {
-			if (match_one(patterns[i], s))
+			if (match_one(patterns[i], s, false))
 				return true;
 			s = strchr(s, '/');
 			if (!s)

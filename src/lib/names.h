@@ -35,11 +35,12 @@ enum name_verdict names_clean(const char *raw, int strip, char *out,
 const char *names_verdict_reason(enum name_verdict v);
 
 /*
- * tar's member selection: anchored, and a directory selects its contents.
- * HIT, when not NULL, has N flags: each pattern that matches sets its own.
+ * tar's member selection: anchored, and a directory selects its contents;
+ * globs unless LITERAL (GNU tar's default for member operands).  HIT, when
+ * not NULL, has N flags: each pattern that matches sets its own.
  */
 bool names_included(const char *name, char *const *patterns, size_t n,
-		    bool *hit);
+		    bool literal, bool *hit);
 
 /* tar's --exclude: unanchored, matches any trailing run of components. */
 bool names_excluded(const char *name, char *const *patterns, size_t n);

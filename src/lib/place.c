@@ -69,6 +69,26 @@ struct outcome kept_old(se_run *run)
 	return refuse("exists and --keep-old-files is set", EEXIST);
 }
 
+/*
+ * SE_OPT_KEEP_NEWER (tar --keep-newer-files): is LEAF in DIRFD a
+ * non-directory at least as new as entry E?  Then it is kept.
+ */
+bool newer_exists(se_run *run, struct archive_entry *e, int dirfd, const char *leaf)
+{
+	struct stat st;
+	time_t sec;
+	long nsec;
+
+	if (!(run->opts & SE_OPT_KEEP_NEWER) || !archive_entry_mtime_is_set(e))
+		return false;
+	if (fstatat(dirfd, leaf, &st, AT_SYMLINK_NOFOLLOW) < 0 || S_ISDIR(st.st_mode))
+		return false;
+	sec = archive_entry_mtime(e);
+	nsec = archive_entry_mtime_nsec(e);
+	return st.st_mtim.tv_sec > sec ||
+	       (st.st_mtim.tv_sec == sec && st.st_mtim.tv_nsec >= nsec);
+}
+
 /* A temporary name nobody can predict, in the entry's own directory. */
 void tmp_name(char out[32])
 {

@@ -166,6 +166,7 @@ SE_EXPORT se_run *se_run_new(se_root *root, unsigned long long opts)
 	run->proc_umask = process_umask();
 	run->is_root = geteuid() == 0;
 	run->report_fd = -1;
+	run->data_fd = -1;
 	run->tmp.dirfd = -1;
 	if (pipe2(run->cancel_pipe, O_CLOEXEC | O_NONBLOCK) < 0)
 		run->cancel_pipe[0] = run->cancel_pipe[1] = -1;
@@ -258,6 +259,16 @@ SE_EXPORT int se_run_set_log(se_run *run, se_log_cb *cb, void *data)
 {
 	run->log = cb;
 	run->log_data = data;
+	return 0;
+}
+
+SE_EXPORT int se_run_set_data_fd(se_run *run, int fd)
+{
+	if (fd < 0)
+		return -EBADF;
+	run->data_fd = fd;
+	/* Nothing is created: the destination is not touched. */
+	run->opts |= SE_OPT_DRY_RUN;
 	return 0;
 }
 
@@ -370,12 +381,12 @@ static struct outcome one_entry(se_run *run, struct archive_entry *e,
 		 * examined, so an unselected bad name is not a refusal. */
 		if (run->includes.n && o.act == SE_REFUSED &&
 		    !names_included(raw + strspn(raw, "/"), run->includes.v,
-				    run->includes.n, NULL))
+				    run->includes.n, run->opts & SE_OPT_LITERAL_NAMES, NULL))
 			return (struct outcome){ SE_SKIPPED, "not selected", 0, false };
 		return o;
 	}
 	if (!names_included(path, run->includes.v, run->includes.n,
-			    run->pattern_hit) ||
+			    run->opts & SE_OPT_LITERAL_NAMES, run->pattern_hit) ||
 	    names_excluded(path, run->excludes.v, run->excludes.n))
 		return (struct outcome){ SE_SKIPPED, "not selected", 0, false };
 	if (hardlink) {
@@ -393,6 +404,11 @@ static struct outcome one_entry(se_run *run, struct archive_entry *e,
 	if (absolute && !run->warned_absolute) {
 		run_log(run, SE_LOG_WARNING, "removing leading '/' from member names");
 		run->warned_absolute = true;
+	}
+	if (run->data_fd >= 0) {
+		if (hardlink || archive_entry_filetype(e) != AE_IFREG)
+			return (struct outcome){ SE_SKIPPED, "not a regular file", 0, false };
+		return copy_data(run, e, run->data_fd);
 	}
 	if (run->opts & SE_OPT_DRY_RUN)
 		return (struct outcome){ SE_CREATED, NULL, 0, false };

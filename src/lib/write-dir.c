@@ -95,6 +95,8 @@ struct outcome write_directory(se_run *run, struct archive_entry *e,
 
 	if (path[0] == '\0') {
 		/* "./": the destination's own metadata, as tar */
+		if (run->opts & SE_OPT_KEEP_DIR_METADATA)
+			return ok(SE_CREATED);
 		if (fstat(run->rs->root_fd, &st) < 0)
 			return resolve_outcome(run, errno);
 		goto defer;
@@ -126,6 +128,11 @@ struct outcome write_directory(se_run *run, struct archive_entry *e,
 	if (err) {
 		close(dirfd);
 		return resolve_outcome(run, -err);
+	}
+	if (S_ISDIR(st.st_mode) && (run->opts & SE_OPT_KEEP_DIR_METADATA)) {
+		/* tar --no-overwrite-dir: an existing directory stays as it is. */
+		close(dirfd);
+		return ok(SE_CREATED);
 	}
 	if (S_ISDIR(st.st_mode))
 		goto opened;

@@ -48,6 +48,23 @@ static void linked_add(se_run *run, int fd)
 }
 
 
+/* N zero bytes to the stream FD: 0 or an errno value. */
+static int write_zeros(int fd, uint64_t n)
+{
+	static const char zero[4096];
+
+	while (n > 0) {
+		ssize_t w = write(fd, zero, n < sizeof(zero) ? (size_t)n : sizeof(zero));
+
+		if (w < 0 && errno == EINTR)
+			continue;
+		if (w <= 0)
+			return w < 0 ? errno : EIO;
+		n -= (uint64_t)w;
+	}
+	return 0;
+}
+
 /*
  * Copy the entry's data into FD; holes in sparse entries stay holes.  A
  * warning from libarchive while reading data (a zip or 7z CRC mismatch, a
@@ -62,6 +79,7 @@ struct outcome copy_data(se_run *run, struct archive_entry *e,
 	la_int64_t offset, end = 0;
 	/* The digest covers the content as written, holes as zeros. */
 	bool digest = run->opts & SE_OPT_SHA256;
+	bool stream = fd == run->data_fd;
 	uint64_t digested = 0;
 	struct sha256 sh;
 	int r;
@@ -95,8 +113,16 @@ struct outcome copy_data(se_run *run, struct archive_entry *e,
 			sha256_update(&sh, buf, size);
 			digested = (uint64_t)offset + size;
 		}
+		/* To a stream (tar -O), holes are written as zeros. */
+		if (stream && end < offset) {
+			int err = write_zeros(fd, (uint64_t)(offset - end));
+
+			if (err)
+				return (struct outcome){ SE_FAILED, "cannot write data", err, true };
+		}
 		while (size > 0) {
-			ssize_t n = pwrite(fd, buf, size, offset);
+			ssize_t n = stream ? write(fd, buf, size) :
+				    pwrite(fd, buf, size, offset);
 
 			if (n < 0) {
 				struct outcome o;
@@ -117,7 +143,12 @@ struct outcome copy_data(se_run *run, struct archive_entry *e,
 			end = offset;
 	}
 	/* A sparse file ending in a hole: the size comes from the header. */
-	if (archive_entry_size_is_set(e) && archive_entry_size(e) > end &&
+	if (stream && archive_entry_size_is_set(e) && archive_entry_size(e) > end) {
+		int err = write_zeros(fd, (uint64_t)(archive_entry_size(e) - end));
+
+		if (err)
+			return (struct outcome){ SE_FAILED, "cannot write data", err, true };
+	} else if (archive_entry_size_is_set(e) && archive_entry_size(e) > end &&
 	    ftruncate(fd, archive_entry_size(e)) < 0) {
 		struct outcome o = fail("cannot set size", errno);
 
@@ -153,6 +184,11 @@ struct outcome write_regular(se_run *run, struct archive_entry *e,
 	dirfd = rs_open_parent(run->rs, path, true, 0777 & ~run->umask, &leaf);
 	if (dirfd < 0)
 		return resolve_outcome(run, -dirfd);
+	if (newer_exists(run, e, dirfd, leaf)) {
+		close(dirfd);
+		return (struct outcome){ SE_SKIPPED,
+			"existing file is newer or the same age (--keep-newer-files)", 0, false };
+	}
 
 	fd = create_tmp(dirfd, tmp, own.mode);
 	if (fd < 0) {

@@ -46,6 +46,11 @@ static struct outcome make_at(se_run *run, struct archive_entry *e,
 	dirfd = rs_open_parent(run->rs, path, true, 0777 & ~run->umask, &leaf);
 	if (dirfd < 0)
 		return resolve_outcome(run, -dirfd);
+	if (newer_exists(run, e, dirfd, leaf)) {
+		close(dirfd);
+		return (struct outcome){ SE_SKIPPED,
+			"existing file is newer or the same age (--keep-newer-files)", 0, false };
+	}
 	if (!defer) {
 		switch (pending_settle(run, dirfd, leaf, &o)) {
 		case -1:

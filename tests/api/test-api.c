@@ -625,7 +625,9 @@ static void same_perms_exact_under_a_process_umask(void)
 	job_end(&j);
 	umask(old);
 	snprintf(p, sizeof(p), "%s/shared", dest);
-	tap_ok(stat(p, &st) == 0 && (st.st_mode & 07777) == 0666,
+	if (stat(p, &st) < 0)
+		st.st_mode = 0;
+	tap_ok((st.st_mode & 07777) == 0666,
 	       "SE_OPT_SAME_PERMS under a process umask of 022: a 0666 entry is 0666 (%04o)",
 	       (unsigned int)(st.st_mode & 07777));
 }
@@ -987,6 +989,11 @@ static void sandbox_confines_the_caller(void)
 	int status = -1;
 	pid_t pid;
 
+	/* Valgrind cannot follow a process into seccomp (api-valgrind.test). */
+	if (getenv("SE_API_NO_SANDBOX")) {
+		tap_skip("se_sandbox_apply: SE_API_NO_SANDBOX is set");
+		return;
+	}
 	fresh_dest();
 	snprintf(in, sizeof(in), "%s/inside", dest);
 	snprintf(out, sizeof(out), "%s/sandboxed", outside);

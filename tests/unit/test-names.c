@@ -75,7 +75,7 @@ int main(void)
 	for (size_t i = 0; i < m; i++) {
 		char *pat = (char *)selections[i].pattern;
 
-		tap_ok(names_included(selections[i].name, &pat, 1, NULL) == selections[i].include,
+		tap_ok(names_included(selections[i].name, &pat, 1, false, NULL) == selections[i].include,
 		       "include '%s' selects '%s': %d", pat, selections[i].name,
 		       selections[i].include);
 		tap_ok(names_excluded(selections[i].name, &pat, 1) == selections[i].exclude,
