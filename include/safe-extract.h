@@ -74,6 +74,11 @@ typedef struct se_root se_root;
 #define SE_IN_ROOT		(1u << 0)	/* follow symlinks, resolved as if the root were '/' */
 #define SE_CROSS_MOUNTS		(1u << 1)	/* cross mount points below the root */
 #define SE_REQUIRE_KERNEL	(1u << 2)	/* no userspace walk: fail without openat2 */
+/* Between strict and SE_IN_ROOT (tar's --keep-directory-symlink): a path
+ * may go through a symlink to a directory that was in the root before it
+ * was opened, if its relative target stays inside the root; never through
+ * one a run made, never through an absolute target.  A weakening. */
+#define SE_KEEP_DIR_SYMLINKS	(1u << 3)
 /* Force one backend (testing, or to compare them); at most one. */
 #define SE_BACKEND_AT		(1u << 8)	/* this project's AT_* kernel flags */
 #define SE_BACKEND_OPENAT2	(1u << 9)

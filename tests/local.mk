@@ -73,5 +73,6 @@ tests_helpers_safe_extract_fault_CPPFLAGS = -I$(top_srcdir)/include -DSE_FAULT_I
 tests_helpers_safe_extract_fault_CFLAGS = $(src_safe_extract_CFLAGS)
 tests_helpers_safe_extract_fault_LDFLAGS = -static
 tests_helpers_safe_extract_fault_LDADD = $(src_safe_extract_LDADD)
-TESTS += tests/sandbox.test tests/tar-compat.test
-EXTRA_DIST += tests/sandbox.test tests/tar-compat.test examples/install-packages.c
+TESTS += tests/sandbox.test tests/tar-compat.test tests/keep-directory-symlink.test
+EXTRA_DIST += tests/sandbox.test tests/tar-compat.test tests/keep-directory-symlink.test \
+	examples/install-packages.c

@@ -36,6 +36,7 @@
 #define CLI_TO_STDOUT		(1u << 23)	/* -O, --to-stdout */
 #define CLI_NO_WILDCARDS	(1u << 24)	/* --no-wildcards */
 #define CLI_IGNORE_ZEROS	(1u << 25)	/* -i, --ignore-zeros */
+#define CLI_KEEP_DIR_SYMLINK	(1u << 26)	/* --keep-directory-symlink: a weakening */
 
 /* Exit statuses (README.md, doc/safe-extract.1). */
 enum exit_status {

@@ -202,6 +202,8 @@ static unsigned int root_flags(const struct cli_options *o)
 		f |= SE_CROSS_MOUNTS;
 	if (o->flags & CLI_REQUIRE_KERNEL)
 		f |= SE_REQUIRE_KERNEL;
+	if (o->flags & CLI_KEEP_DIR_SYMLINK)
+		f |= SE_KEEP_DIR_SYMLINKS;
 	if (o->resolver && strcmp(o->resolver, "at") == 0)
 		f |= SE_BACKEND_AT;
 	else if (o->resolver && strcmp(o->resolver, "openat2") == 0)

@@ -61,6 +61,7 @@ enum long_option {
 	LO_WILDCARDS,
 	LO_NO_WILDCARDS,
 	LO_ANCHORED,
+	LO_KEEP_DIR_SYMLINK,
 	LO_REFUSED,		/* tar options that would weaken the defence */
 	LO_HELP,
 	LO_VERSION,
@@ -113,6 +114,7 @@ static const struct option long_options[] = {
 	{ "no-wildcards", no_argument, NULL, LO_NO_WILDCARDS },
 	{ "anchored", no_argument, NULL, LO_ANCHORED },
 	{ "ignore-zeros", no_argument, NULL, 'i' },
+	{ "keep-directory-symlink", no_argument, NULL, LO_KEEP_DIR_SYMLINK },
 	{ "exclude-vcs", no_argument, NULL, LO_EXCLUDE_VCS },
 	{ "one-top-level", optional_argument, NULL, LO_ONE_TOP_LEVEL },
 	{ "gzip", no_argument, NULL, 'z' },
@@ -189,6 +191,8 @@ static void usage(FILE *f)
 "Weakenings of the default (strict: no symlink, mount or /proc link is\n"
 "ever followed, nothing leaves DEST):\n"
 "      --in-root          follow symlinks, resolved as if DEST were /\n"
+"      --keep-directory-symlink  follow symlinks to directories that were in\n"
+"                         DEST before the run (relative, inside DEST only)\n"
 "      --cross-mounts     allow crossing mount points below DEST\n"
 "      --devices          create device nodes (root only)\n"
 "      --no-sandbox       do not confine the process (Landlock: writes only\n"
@@ -289,6 +293,7 @@ int main(int argc, char **argv)
 		case LO_WILDCARDS: o.flags &= ~CLI_NO_WILDCARDS; break;
 		case LO_NO_WILDCARDS: o.flags |= CLI_NO_WILDCARDS; break;
 		case LO_ANCHORED: break;	/* member operands always are */
+		case LO_KEEP_DIR_SYMLINK: o.flags |= CLI_KEEP_DIR_SYMLINK; break;
 		case LO_SKIP_OLD: o.flags |= CLI_SKIP_OLD; break;
 		case 'T': files_from = optarg; break;
 		case 'X': exclude_from = optarg; break;

@@ -115,6 +115,8 @@ struct outcome object_metadata(se_run *run, struct archive_entry *e,
 		return fail("the new object was replaced before its metadata was set",
 			    ESTALE);
 	}
+	if (type == S_IFLNK)
+		rs_note_link(run->rs, &st);
 	entry_times(run, e, ts);
 	own.mode &= 0777;	/* set at creation; no set-id on these */
 	meta = apply_fd_metadata(run, fd, true, &own, own.mode, NULL, ts);

@@ -260,7 +260,8 @@ static int walk_reopen(int fd, int oflags)
 /* ---- lookups every backend answers ------------------------------------ */
 
 /* A whole cleaned PATH from the root, following per the mode. */
-static int lookup(struct resolver *r, const char *path, int oflags)
+/* PATH from the root under the root's scope, by the chosen backend. */
+static int lookup_scoped(struct resolver *r, const char *path, int oflags)
 {
 	int fd, nfd;
 
@@ -272,6 +273,134 @@ static int lookup(struct resolver *r, const char *path, int oflags)
 	nfd = walk_reopen(fd, oflags);
 	close(fd);
 	return nfd;
+}
+
+/* ---- --keep-directory-symlink ------------------------------------------- */
+
+static void link_key(char *key, size_t n, const struct stat *st)
+{
+	snprintf(key, n, "%llx:%llx", (unsigned long long)st->st_dev,
+		 (unsigned long long)st->st_ino);
+}
+
+void rs_note_link(struct resolver *r, const struct stat *st)
+{
+	char key[64];
+
+	if (!r->keep_dir_links)
+		return;
+	link_key(key, sizeof(key), st);
+	/* Out of memory: the link is then taken as pre-existing, and its
+	 * resolution still cannot leave the root. */
+	map_put(&r->made_links, key, 1);
+}
+
+/*
+ * PATH, whose directories may go through symlinks that were in the root
+ * before it was opened (usrmerge's lib -> usr/lib), never through one a
+ * run made (the symlink-then-file attack, CVE-2025-4138 for tarfile).
+ * Each step is looked up from the root with the strict scope; a link is
+ * replaced by its target, textually, below the real directories walked
+ * so far, so its ".." can climb only as far as the root (above: EXDEV),
+ * and an absolute target, which names the host's tree, is refused.
+ */
+static int lookup_keeping_links(struct resolver *r, const char *path, int oflags)
+{
+	char done[SE_PATH_MAX] = "", todo[2 * SE_PATH_MAX], cand[SE_PATH_MAX];
+	char target[SE_PATH_MAX], key[64];
+	size_t dlen = 0;
+	int links = 0;
+	char *p = todo;
+
+	if (strlen(path) >= sizeof(todo))
+		return -ENAMETOOLONG;
+	strcpy(todo, path);
+	for (;;) {
+		struct stat st;
+		size_t len;
+		bool last;
+		ssize_t n;
+		int fd;
+
+		while (*p == '/')
+			p++;
+		if (!*p)
+			break;
+		len = strcspn(p, "/");
+		last = p[len + strspn(p + len, "/")] == '\0';
+		if (len == 1 && p[0] == '.') {
+			p += len;
+			continue;
+		}
+		if (len == 2 && p[0] == '.' && p[1] == '.') {
+			char *slash;
+
+			if (dlen == 0)
+				return -EXDEV;
+			slash = memrchr(done, '/', dlen);
+			dlen = slash ? (size_t)(slash - done) : 0;
+			done[dlen] = '\0';
+			p += len;
+			continue;
+		}
+		if (dlen + 1 + len >= sizeof(cand))
+			return -ENAMETOOLONG;
+		snprintf(cand, sizeof(cand), "%s%s%.*s", done, dlen ? "/" : "", (int)len, p);
+		/* A last component that is not a directory being opened is
+		 * the writers' business: never followed. */
+		if (last && !(oflags & O_DIRECTORY))
+			return lookup_scoped(r, cand, oflags);
+		fd = lookup_scoped(r, cand, O_PATH | O_NOFOLLOW);
+		if (fd < 0)
+			return fd;
+		if (fstat(fd, &st) < 0) {
+			int e = -errno;
+
+			close(fd);
+			return e;
+		}
+		if (S_ISDIR(st.st_mode)) {
+			close(fd);
+			memcpy(done, cand, strlen(cand) + 1);
+			dlen = strlen(done);
+			p += len;
+			continue;
+		}
+		if (!S_ISLNK(st.st_mode)) {
+			close(fd);
+			return -ENOTDIR;
+		}
+		link_key(key, sizeof(key), &st);
+		if (map_get(&r->made_links, key) != MAP_NONE || ++links > WALK_MAX_LINKS) {
+			close(fd);
+			return -ELOOP;
+		}
+		n = readlinkat(fd, "", target, sizeof(target) - 1);
+		close(fd);
+		if (n <= 0)
+			return n < 0 ? -errno : -ENOENT;
+		target[n] = '\0';
+		if (target[0] == '/')
+			return -EXDEV;
+		/* The target, then what was left after the link. */
+		p += len;
+		if ((size_t)n + 1 + strlen(p) >= sizeof(todo))
+			return -ENAMETOOLONG;
+		memmove(todo + n + 1, p, strlen(p) + 1);
+		memcpy(todo, target, (size_t)n);
+		todo[n] = '/';
+		p = todo;
+	}
+	return lookup_scoped(r, done, oflags);
+}
+
+static int lookup(struct resolver *r, const char *path, int oflags)
+{
+	int fd = lookup_scoped(r, path, oflags);
+
+	if (fd == -ELOOP && r->keep_dir_links && !r->in_root)
+		return lookup_keeping_links(r, path, oflags);
+	return fd;
 }
 
 /* One component LEAF inside a scoped directory fd; never follows it. */
@@ -351,7 +480,7 @@ int rs_open_dir(struct resolver *r, const char *path, int oflags, bool create,
 			return err;
 		}
 		next = lookup_one(r, fd, comp, O_PATH | O_DIRECTORY);
-		if (next == -ELOOP && r->in_root) {
+		if (next == -ELOOP && (r->in_root || r->keep_dir_links)) {
 			/* A symlink appeared or was there: follow it in root. */
 			if (end)
 				*end = '\0';
@@ -431,7 +560,7 @@ int rs_stat(struct resolver *r, int dirfd, const char *leaf, const char *path,
 {
 	if (path[0] == '\0')
 		return fstat(r->root_fd, st) < 0 ? -errno : 0;
-	if (r->backend == RS_AT)
+	if (r->backend == RS_AT && !r->keep_dir_links)
 		return fstatat(r->root_fd, path, st,
 			       AT_SYMLINK_NOFOLLOW | r->at_scope) < 0 ? -errno : 0;
 	WITH_PARENT(r, dirfd, leaf, path,
@@ -441,7 +570,7 @@ int rs_stat(struct resolver *r, int dirfd, const char *leaf, const char *path,
 int rs_unlink(struct resolver *r, int dirfd, const char *leaf,
 	      const char *path, int flags)
 {
-	if (r->backend == RS_AT)
+	if (r->backend == RS_AT && !r->keep_dir_links)
 		return unlinkat(r->root_fd, path, flags | r->at_scope) < 0 ?
 		       -errno : 0;
 	WITH_PARENT(r, dirfd, leaf, path, unlinkat(dfd, lf, flags));
@@ -453,7 +582,7 @@ int rs_link(struct resolver *r, const char *target, int newdirfd,
 	const char *tleaf;
 	int tdir, ret;
 
-	if (r->backend == RS_AT)
+	if (r->backend == RS_AT && !r->keep_dir_links)
 		return linkat(r->root_fd, target, newdirfd, newleaf,
 			      r->at_scope) < 0 ? -errno : 0;
 	/* CVE-2016-5418 (libarchive): the target is looked up under the
@@ -525,6 +654,7 @@ int rs_open_root(struct resolver *r, int dirfd, const struct rs_config *cfg)
 
 	memset(r, 0, sizeof(*r));
 	r->in_root = cfg->in_root;
+	r->keep_dir_links = cfg->keep_dir_links && !cfg->in_root;
 	r->cross_mounts = cfg->cross_mounts;
 	r->root_fd = dirfd;
 	if (statx(r->root_fd, "", AT_EMPTY_PATH, STATX_MNT_ID, &sx) == 0) {
@@ -583,4 +713,5 @@ void rs_close(struct resolver *r)
 	if (r->root_fd >= 0)
 		close(r->root_fd);
 	r->root_fd = -1;
+	map_free(&r->made_links);
 }

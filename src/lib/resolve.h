@@ -28,6 +28,8 @@
 #include <sys/stat.h>
 #include <sys/types.h>
 
+#include "map.h"
+
 enum rs_backend {
 	RS_AT,
 	RS_OPENAT2,
@@ -45,6 +47,10 @@ struct resolver {
 	uint64_t root_mnt_id;	/* walk: the mount the root is on */
 	dev_t root_dev;		/* walk, when statx has no mount id */
 	bool have_mnt_id;
+	/* --keep-directory-symlink: directories may go through symlinks that
+	 * were here before; the ones a run made (made_links) never. */
+	bool keep_dir_links;
+	struct map made_links;		/* "dev:ino" of symlinks runs made */
 };
 
 enum rs_want {
@@ -58,6 +64,7 @@ struct rs_config {
 	bool in_root;
 	bool cross_mounts;
 	bool require_kernel;	/* no userspace walk */
+	bool keep_dir_links;	/* follow pre-existing symlinks to directories */
 	enum rs_want want;
 };
 
@@ -105,6 +112,9 @@ int rs_stat(struct resolver *r, int dirfd, const char *leaf, const char *path,
 	    struct stat *st);
 int rs_unlink(struct resolver *r, int dirfd, const char *leaf,
 	      const char *path, int flags);
+/* A symlink a run made: never followed under keep_dir_links. */
+void rs_note_link(struct resolver *r, const struct stat *st);
+
 /*
  * Hard link TARGET (a cleaned archive path, resolved under the same scope,
  * its last component not followed) as NEWLEAF in NEWDIRFD.

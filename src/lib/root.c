@@ -14,7 +14,7 @@
 #include "internal.h"
 #include "names.h"
 
-#define SE_ROOT_FLAGS (SE_IN_ROOT | SE_CROSS_MOUNTS | SE_REQUIRE_KERNEL | \
+#define SE_ROOT_FLAGS (SE_IN_ROOT | SE_CROSS_MOUNTS | SE_REQUIRE_KERNEL | SE_KEEP_DIR_SYMLINKS | \
 		       SE_BACKEND_AT | SE_BACKEND_OPENAT2 | SE_BACKEND_WALK)
 
 /* Take DIRFD (ours from now on) as a root with FLAGS. */
@@ -26,6 +26,7 @@ static int root_from_fd(int dirfd, unsigned int flags, se_root **out)
 		.in_root = flags & SE_IN_ROOT,
 		.cross_mounts = flags & SE_CROSS_MOUNTS,
 		.require_kernel = flags & SE_REQUIRE_KERNEL,
+		.keep_dir_links = flags & SE_KEEP_DIR_SYMLINKS,
 		.want = forced == SE_BACKEND_AT ? RS_WANT_AT :
 			forced == SE_BACKEND_OPENAT2 ? RS_WANT_OPENAT2 :
 			forced == SE_BACKEND_WALK ? RS_WANT_WALK : RS_WANT_AUTO,

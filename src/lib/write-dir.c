@@ -136,7 +136,7 @@ struct outcome write_directory(se_run *run, struct archive_entry *e,
 	}
 	if (S_ISDIR(st.st_mode))
 		goto opened;
-	if (S_ISLNK(st.st_mode) && run->rs->in_root) {
+	if (S_ISLNK(st.st_mode) && (run->rs->in_root || run->rs->keep_dir_links)) {
 		/* usrmerge: "lib -> usr/lib" stays, and the directory's
 		 * metadata is not applied through the link. */
 		fd = rs_open_dir(run->rs, path, O_PATH, false, 0);
