@@ -64,6 +64,7 @@ struct cli_options {
 	mode_t umask;			/* the user's, applied by the library */
 	struct list includes, excludes;
 	struct list xattr_includes, xattr_excludes;
+	struct transforms *transforms;	/* --transform, or NULL */
 };
 
 /* What a run did, for callers that check it (the fuzz harness). */
@@ -92,6 +93,15 @@ extern const char *const tar_vcs_names[];
 /* "gzip", "xz" ... as the first bytes of FD say, "none", or NULL when FD
  * cannot be looked at without reading it (a pipe). */
 const char *tar_compression_of(int fd);
+/* --transform: sed-like s/REGEX/REPL/FLAGS expressions (';'-separated),
+ * applied in order to names of kind TR_* (1 names, 2 symlink targets, 4
+ * hardlink targets).  tar_transform returns true when OUT differs. */
+struct transforms;
+int tar_transform_add(struct transforms **ts, const char *exprs, char *err, size_t errsz);
+bool tar_transform(const struct transforms *ts, unsigned int kind, const char *name,
+		   char *out, size_t cap);
+void tar_transform_free(struct transforms *ts);
+
 /* --one-top-level's default: ARCHIVE's name without its suffixes. */
 char *tar_top_level_name(const char *archive);
 

@@ -6,6 +6,7 @@
 #include "config.h"
 
 #include <archive.h>
+#include <archive_entry.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <signal.h>
@@ -160,8 +161,25 @@ static int entry_cb(void *data, struct se_entry *e)
 	struct ui *ui = data;
 	char esc[1024], why[1024];
 
-	if (e->stage != SE_AFTER)
+	if (e->stage == SE_BEFORE) {
+		/* --transform renames before the library checks the name:
+		 * a transform to ../x is refused like any other name. */
+		char out[8192];
+		const char *n;
+
+		if (!ui->o->transforms)
+			return SE_CONTINUE;
+		n = archive_entry_pathname(e->entry);
+		if (n && tar_transform(ui->o->transforms, 1, n, out, sizeof(out)))
+			archive_entry_set_pathname(e->entry, out);
+		n = archive_entry_hardlink(e->entry);
+		if (n && tar_transform(ui->o->transforms, 4, n, out, sizeof(out)))
+			archive_entry_set_hardlink(e->entry, out);
+		n = archive_entry_symlink(e->entry);
+		if (n && tar_transform(ui->o->transforms, 2, n, out, sizeof(out)))
+			archive_entry_set_symlink(e->entry, out);
 		return SE_CONTINUE;
+	}
 	if (e->action == SE_REFUSED || e->action == SE_FAILED ||
 	    e->action == SE_INCOMPLETE) {
 		se_escape(e->name, esc, sizeof(esc));

@@ -62,6 +62,7 @@ enum long_option {
 	LO_NO_WILDCARDS,
 	LO_ANCHORED,
 	LO_KEEP_DIR_SYMLINK,
+	LO_TRANSFORM,
 	LO_REFUSED,		/* tar options that would weaken the defence */
 	LO_HELP,
 	LO_VERSION,
@@ -115,6 +116,8 @@ static const struct option long_options[] = {
 	{ "anchored", no_argument, NULL, LO_ANCHORED },
 	{ "ignore-zeros", no_argument, NULL, 'i' },
 	{ "keep-directory-symlink", no_argument, NULL, LO_KEEP_DIR_SYMLINK },
+	{ "transform", required_argument, NULL, LO_TRANSFORM },
+	{ "xform", required_argument, NULL, LO_TRANSFORM },
 	{ "exclude-vcs", no_argument, NULL, LO_EXCLUDE_VCS },
 	{ "one-top-level", optional_argument, NULL, LO_ONE_TOP_LEVEL },
 	{ "gzip", no_argument, NULL, 'z' },
@@ -184,6 +187,8 @@ static void usage(FILE *f)
 "  -X, --exclude-from=FILE  take --exclude GLOBs from FILE\n"
 "      --null             -T and -X files are NUL-separated\n"
 "      --exclude-vcs      skip version-control files (.git, CVS, ...)\n"
+"      --transform=s/REGEX/REPL/FLAGS, --xform  rename members, as tar (before\n"
+"                         the name checks: a rename to ../x is refused)\n"
 "      --one-top-level[=DIR]  extract into DEST/DIR (default: the archive's\n"
 "                         name without its suffix)\n"
 "  Refused, with the reason: -P (--absolute-names), --to-command, --insecure.\n"
@@ -294,6 +299,15 @@ int main(int argc, char **argv)
 		case LO_NO_WILDCARDS: o.flags |= CLI_NO_WILDCARDS; break;
 		case LO_ANCHORED: break;	/* member operands always are */
 		case LO_KEEP_DIR_SYMLINK: o.flags |= CLI_KEEP_DIR_SYMLINK; break;
+		case LO_TRANSFORM: {
+			char why[256];
+
+			if (tar_transform_add(&o.transforms, optarg, why, sizeof(why)) < 0) {
+				cli_warn("--transform: %s", why);
+				return EXIT_FATAL;
+			}
+			break;
+		}
 		case LO_SKIP_OLD: o.flags |= CLI_SKIP_OLD; break;
 		case 'T': files_from = optarg; break;
 		case 'X': exclude_from = optarg; break;
@@ -418,6 +432,7 @@ int main(int argc, char **argv)
 	free(o.excludes.v);
 	free(o.xattr_includes.v);
 	free(o.xattr_excludes.v);
+	tar_transform_free(o.transforms);
 	for (size_t i = 0; i < owned.n; i++)
 		free(owned.v[i]);
 	free(owned.v);

@@ -6,6 +6,7 @@
 #include "config.h"
 
 #include <errno.h>
+#include <regex.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -178,4 +179,240 @@ char *tar_top_level_name(const char *archive)
 		}
 	}
 	return name;
+}
+
+/* ---- --transform -------------------------------------------------------- */
+
+struct transform {
+	regex_t re;
+	char *repl;
+	bool global;
+	int nth;			/* replace only the Nth match (0: first/all) */
+	unsigned int scope;		/* TR_* */
+};
+
+enum { TR_REGULAR = 1, TR_SYMLINK = 2, TR_HARDLINK = 4 };
+
+/*
+ * Parse one sed-like expression, "s/REGEX/REPL/FLAGS" with any delimiter,
+ * into T.  0, or -1 with a message in ERR.
+ */
+static int parse_one(const char *expr, struct transform *t, char *err, size_t errsz)
+{
+	char delim, *re = NULL, *repl = NULL;
+	const char *p = expr;
+	int cflags = 0, rc;
+	size_t n = strlen(expr);
+
+	memset(t, 0, sizeof(*t));
+	t->scope = TR_REGULAR | TR_SYMLINK | TR_HARDLINK;
+	if (p[0] != 's' || !p[1]) {
+		snprintf(err, errsz, "'%s': only s/REGEX/REPLACEMENT/FLAGS is supported", expr);
+		return -1;
+	}
+	delim = p[1];
+	p += 2;
+	re = calloc(1, n + 1);
+	repl = calloc(1, n + 1);
+	if (!re || !repl)
+		goto oom;
+	/* Two fields up to the delimiter; \DELIM stands for it. */
+	for (int field = 0; field < 2; field++) {
+		char *out = field ? repl : re;
+		size_t o = 0;
+
+		while (*p && *p != delim) {
+			if (*p == '\\' && p[1] == delim) {
+				out[o++] = delim;
+				p += 2;
+				continue;
+			}
+			if (*p == '\\' && p[1])
+				out[o++] = *p++;
+			out[o++] = *p++;
+		}
+		if (*p != delim) {
+			snprintf(err, errsz, "'%s': unterminated expression", expr);
+			goto fail;
+		}
+		p++;
+	}
+	for (; *p; p++) {
+		switch (*p) {
+		case 'g': t->global = true; break;
+		case 'i': cflags |= REG_ICASE; break;
+		case 'x': cflags |= REG_EXTENDED; break;
+		case 'r': t->scope |= TR_REGULAR; break;
+		case 'R': t->scope &= ~TR_REGULAR; break;
+		case 's': t->scope |= TR_SYMLINK; break;
+		case 'S': t->scope &= ~TR_SYMLINK; break;
+		case 'h': t->scope |= TR_HARDLINK; break;
+		case 'H': t->scope &= ~TR_HARDLINK; break;
+		default:
+			if (*p >= '0' && *p <= '9') {
+				t->nth = t->nth * 10 + (*p - '0');
+				break;
+			}
+			snprintf(err, errsz, "'%s': unknown flag '%c'", expr, *p);
+			goto fail;
+		}
+	}
+	rc = regcomp(&t->re, re, cflags);
+	if (rc) {
+		char msg[128];
+
+		regerror(rc, &t->re, msg, sizeof(msg));
+		snprintf(err, errsz, "'%s': %s", expr, msg);
+		goto fail;
+	}
+	free(re);
+	t->repl = repl;
+	return 0;
+oom:
+	snprintf(err, errsz, "out of memory");
+fail:
+	free(re);
+	free(repl);
+	return -1;
+}
+
+/* Append the replacement for match M of SRC to OUT (& and \1..\9). */
+static bool put_repl(const struct transform *t, const char *src, const regmatch_t *m,
+		     char *out, size_t *o, size_t cap)
+{
+	for (const char *r = t->repl; *r; r++) {
+		const char *from = r;
+		size_t len = 1;
+
+		if (*r == '&') {
+			from = src + m[0].rm_so;
+			len = (size_t)(m[0].rm_eo - m[0].rm_so);
+		} else if (*r == '\\' && r[1] >= '0' && r[1] <= '9') {
+			int g = *++r - '0';
+
+			if (m[g].rm_so < 0)
+				continue;
+			from = src + m[g].rm_so;
+			len = (size_t)(m[g].rm_eo - m[g].rm_so);
+		} else if (*r == '\\' && r[1]) {
+			from = ++r;
+		}
+		if (*o + len >= cap)
+			return false;
+		memcpy(out + *o, from, len);
+		*o += len;
+	}
+	return true;
+}
+
+/* Apply T to NAME into OUT (CAP bytes).  False when it does not fit. */
+static bool apply_one(const struct transform *t, const char *name, char *out, size_t cap)
+{
+	regmatch_t m[10];
+	const char *s = name;
+	size_t o = 0;
+	int count = 0, eflags = 0;
+	bool done = false;
+
+	while (!done && regexec(&t->re, s, 10, m, eflags) == 0) {
+		bool replace;
+
+		count++;
+		replace = t->nth ? count == t->nth : true;
+		if (o + (size_t)m[0].rm_so >= cap)
+			return false;
+		memcpy(out + o, s, (size_t)m[0].rm_so);
+		o += (size_t)m[0].rm_so;
+		if (replace) {
+			if (!put_repl(t, s, m, out, &o, cap))
+				return false;
+		} else {
+			size_t len = (size_t)(m[0].rm_eo - m[0].rm_so);
+
+			if (o + len >= cap)
+				return false;
+			memcpy(out + o, s + m[0].rm_so, len);
+			o += len;
+		}
+		if (m[0].rm_eo == m[0].rm_so) {
+			/* An empty match: copy one character and go on. */
+			if (!s[m[0].rm_eo])
+				break;
+			if (o + 1 >= cap)
+				return false;
+			out[o++] = s[m[0].rm_eo];
+			s += m[0].rm_eo + 1;
+		} else {
+			s += m[0].rm_eo;
+		}
+		eflags = REG_NOTBOL;
+		done = !(t->global || (t->nth && count < t->nth));
+	}
+	if (o + strlen(s) >= cap)
+		return false;
+	strcpy(out + o, s);
+	return true;
+}
+
+struct transforms {
+	struct transform *v;
+	size_t n;
+};
+
+int tar_transform_add(struct transforms **ts, const char *exprs, char *err, size_t errsz)
+{
+	/* Several expressions may be given in one option, separated by ';'. */
+	char *copy = strdup(exprs), *save = NULL, *e;
+
+	if (!copy)
+		return -1;
+	if (!*ts && !(*ts = calloc(1, sizeof(**ts)))) {
+		free(copy);
+		return -1;
+	}
+	for (e = strtok_r(copy, ";", &save); e; e = strtok_r(NULL, ";", &save)) {
+		struct transform *nv = realloc((*ts)->v, ((*ts)->n + 1) * sizeof(*nv));
+
+		if (!nv || parse_one(e, &nv[(*ts)->n], err, errsz) < 0) {
+			if (nv)
+				(*ts)->v = nv;
+			free(copy);
+			return -1;
+		}
+		(*ts)->v = nv;
+		(*ts)->n++;
+	}
+	free(copy);
+	return 0;
+}
+
+bool tar_transform(const struct transforms *ts, unsigned int kind, const char *name,
+		   char *out, size_t cap)
+{
+	char tmp[8192];
+	bool changed = false;
+
+	if (strlen(name) >= cap)
+		return false;
+	strcpy(out, name);
+	for (size_t i = 0; ts && i < ts->n; i++) {
+		if (!(ts->v[i].scope & kind))
+			continue;
+		if (!apply_one(&ts->v[i], out, tmp, sizeof(tmp)) || strlen(tmp) >= cap)
+			return false;
+		strcpy(out, tmp);
+		changed = true;
+	}
+	return changed;
+}
+
+void tar_transform_free(struct transforms *ts)
+{
+	for (size_t i = 0; ts && i < ts->n; i++) {
+		regfree(&ts->v[i].re);
+		free(ts->v[i].repl);
+	}
+	if (ts)
+		free(ts->v);
+	free(ts);
 }
