@@ -177,6 +177,10 @@ int se_run_add_include(se_run *run, const char *pattern);
 int se_run_add_exclude(se_run *run, const char *glob);
 const char *se_run_unmatched(const se_run *run, size_t i);
 
+/* tar --occurrence=N: of each member name that the include patterns
+ * select, only the Nth occurrence in the archive is extracted (0: all). */
+int se_run_set_occurrence(se_run *run, unsigned int n);
+
 /* Which xattr names are restored with SE_OPT_XATTRS (globs; without an
  * include only user.*).  security.capability also needs the set-id rule. */
 int se_run_xattrs_include(se_run *run, const char *glob);

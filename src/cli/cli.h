@@ -65,6 +65,7 @@ struct cli_options {
 	struct list includes, excludes;
 	struct list xattr_includes, xattr_excludes;
 	struct transforms *transforms;	/* --transform, or NULL */
+	unsigned int occurrence;	/* --occurrence[=N], or 0 */
 };
 
 /* What a run did, for callers that check it (the fuzz harness). */

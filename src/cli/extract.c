@@ -342,6 +342,7 @@ static bool configure(se_run *run, const struct cli_options *o)
 	bool good = true;
 
 	se_run_set_umask(run, o->umask);
+	se_run_set_occurrence(run, o->occurrence);
 	good &= se_run_set_strip_components(run, o->strip_components) == 0;
 	for (size_t i = 0; i < o->includes.n; i++)
 		good &= se_run_add_include(run, o->includes.v[i]) == 0;

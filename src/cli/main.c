@@ -63,6 +63,7 @@ enum long_option {
 	LO_ANCHORED,
 	LO_KEEP_DIR_SYMLINK,
 	LO_TRANSFORM,
+	LO_OCCURRENCE,
 	LO_REFUSED,		/* tar options that would weaken the defence */
 	LO_HELP,
 	LO_VERSION,
@@ -118,6 +119,7 @@ static const struct option long_options[] = {
 	{ "keep-directory-symlink", no_argument, NULL, LO_KEEP_DIR_SYMLINK },
 	{ "transform", required_argument, NULL, LO_TRANSFORM },
 	{ "xform", required_argument, NULL, LO_TRANSFORM },
+	{ "occurrence", optional_argument, NULL, LO_OCCURRENCE },
 	{ "exclude-vcs", no_argument, NULL, LO_EXCLUDE_VCS },
 	{ "one-top-level", optional_argument, NULL, LO_ONE_TOP_LEVEL },
 	{ "gzip", no_argument, NULL, 'z' },
@@ -187,6 +189,7 @@ static void usage(FILE *f)
 "  -X, --exclude-from=FILE  take --exclude GLOBs from FILE\n"
 "      --null             -T and -X files are NUL-separated\n"
 "      --exclude-vcs      skip version-control files (.git, CVS, ...)\n"
+"      --occurrence[=N]   of each PATTERN's members, only the Nth (default 1)\n"
 "      --transform=s/REGEX/REPL/FLAGS, --xform  rename members, as tar (before\n"
 "                         the name checks: a rename to ../x is refused)\n"
 "      --one-top-level[=DIR]  extract into DEST/DIR (default: the archive's\n"
@@ -299,6 +302,15 @@ int main(int argc, char **argv)
 		case LO_NO_WILDCARDS: o.flags |= CLI_NO_WILDCARDS; break;
 		case LO_ANCHORED: break;	/* member operands always are */
 		case LO_KEEP_DIR_SYMLINK: o.flags |= CLI_KEEP_DIR_SYMLINK; break;
+		case LO_OCCURRENCE:
+			errno = 0;
+			n = optarg ? strtol(optarg, &end, 10) : 1;
+			if (optarg && (errno || *end || n < 1 || n > 1000000)) {
+				cli_warn("--occurrence: '%s' is not a count", optarg);
+				return EXIT_FATAL;
+			}
+			o.occurrence = (unsigned int)n;
+			break;
 		case LO_TRANSFORM: {
 			char why[256];
 

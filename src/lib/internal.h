@@ -93,6 +93,8 @@ struct se_run {
 	struct pattern_list includes, excludes;
 	struct pattern_list xattr_includes, xattr_excludes;
 	bool *pattern_hit;		/* one per include */
+	unsigned int occurrence;	/* --occurrence=N, or 0 */
+	struct map seen_names;		/* name -> times seen, with occurrence */
 
 	se_entry_cb *cb;
 	void *cb_data;

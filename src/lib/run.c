@@ -222,6 +222,12 @@ SE_EXPORT int se_run_add_include(se_run *run, const char *pattern)
 	return list_add(&run->includes, pattern);
 }
 
+SE_EXPORT int se_run_set_occurrence(se_run *run, unsigned int n)
+{
+	run->occurrence = n;
+	return 0;
+}
+
 SE_EXPORT int se_run_add_exclude(se_run *run, const char *glob)
 {
 	return list_add(&run->excludes, glob);
@@ -325,6 +331,7 @@ SE_EXPORT void se_run_free(se_run *run)
 	list_free(&run->xattr_includes);
 	list_free(&run->xattr_excludes);
 	free(run->pattern_hit);
+	map_free(&run->seen_names);
 	free(run->passwd_db);
 	free(run->group_db);
 	input_release(run);	/* the readers are the caller's to free */
@@ -389,6 +396,15 @@ static struct outcome one_entry(se_run *run, struct archive_entry *e,
 			    run->opts & SE_OPT_LITERAL_NAMES, run->pattern_hit) ||
 	    names_excluded(path, run->excludes.v, run->excludes.n))
 		return (struct outcome){ SE_SKIPPED, "not selected", 0, false };
+	if (run->occurrence && run->includes.n) {
+		size_t seen = map_get(&run->seen_names, path);
+
+		seen = seen == MAP_NONE ? 1 : seen + 1;
+		if (!map_put(&run->seen_names, path, seen))
+			return (struct outcome){ SE_FAILED, "out of memory", ENOMEM, true };
+		if (seen != run->occurrence)
+			return (struct outcome){ SE_SKIPPED, "not the occurrence asked for", 0, false };
+	}
 	if (hardlink) {
 		/* CVE-2016-5418: a hardlink target gets the same name checks
 		 * as a name, then the same scoped resolution. */
