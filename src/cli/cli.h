@@ -87,6 +87,8 @@ void cli_install_signals(void);
 /* tar-compat.c */
 /* tar xvf A: argv rewritten as -x -v -f A when argv[1] is key letters. */
 char **tar_old_style(int *argc, char **argv);
+/* Free what tar_old_style() made, once argv is no longer used. */
+void tar_old_style_free(void);
 /* Names from FILE ("-": stdin), one a line or NUL-separated, appended to
  * OUT; the copies are also listed in OWNED, for freeing.  0 or -errno. */
 int tar_read_list(const char *file, bool nul, struct list *out, struct list *owned);

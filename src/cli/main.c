@@ -254,6 +254,24 @@ static bool push(struct list *l, char *item)
 	return true;
 }
 
+/* Free what the options hold; returns STATUS, for "return finish(...)". */
+static int finish(struct cli_options *o, int status)
+{
+	free(o->includes.v);
+	free(o->excludes.v);
+	free(o->xattr_includes.v);
+	free(o->xattr_excludes.v);
+	tar_transform_free(o->transforms);
+	for (size_t i = 0; i < owned.n; i++)
+		free(owned.v[i]);
+	free(owned.v);
+	memset(o, 0, sizeof(*o));
+	tar_old_style_free();
+	owned.v = NULL;
+	owned.n = 0;
+	return status;
+}
+
 int main(int argc, char **argv)
 {
 	struct cli_options o;
@@ -307,7 +325,7 @@ int main(int argc, char **argv)
 			n = optarg ? strtol(optarg, &end, 10) : 1;
 			if (optarg && (errno || *end || n < 1 || n > 1000000)) {
 				cli_warn("--occurrence: '%s' is not a count", optarg);
-				return EXIT_FATAL;
+				return finish(&o, EXIT_FATAL);
 			}
 			o.occurrence = (unsigned int)n;
 			break;
@@ -316,7 +334,7 @@ int main(int argc, char **argv)
 
 			if (tar_transform_add(&o.transforms, optarg, why, sizeof(why)) < 0) {
 				cli_warn("--transform: %s", why);
-				return EXIT_FATAL;
+				return finish(&o, EXIT_FATAL);
 			}
 			break;
 		}
@@ -326,11 +344,11 @@ int main(int argc, char **argv)
 		case LO_NULL: null = true; break;
 		case LO_EXCLUDE_VCS:
 			if (!exclude_vcs(&o.excludes))
-				return EXIT_FATAL;
+				return finish(&o, EXIT_FATAL);
 			break;
 		case LO_ONE_TOP_LEVEL: o.top_level = optarg ? optarg : ""; break;
-		case 'P': return refused_option("P");
-		case LO_REFUSED: return refused_option(long_options[opt_index].name);
+		case 'P': return finish(&o, refused_option("P"));
+		case LO_REFUSED: return finish(&o, refused_option(long_options[opt_index].name));
 		case 'C': o.dest = optarg; break;
 		case 'f': o.archive = optarg; have_file = true; break;
 		case 't': o.flags |= CLI_LIST; break;
@@ -351,11 +369,11 @@ int main(int argc, char **argv)
 		case LO_ACLS: o.flags |= CLI_ACLS; break;
 		case LO_XATTRS_INCLUDE:
 			if (!push(&o.xattr_includes, optarg))
-				return EXIT_FATAL;
+				return finish(&o, EXIT_FATAL);
 			break;
 		case LO_XATTRS_EXCLUDE:
 			if (!push(&o.xattr_excludes, optarg))
-				return EXIT_FATAL;
+				return finish(&o, EXIT_FATAL);
 			break;
 		case LO_FORMAT:
 			for (char *p = optarg; *p;) {
@@ -365,7 +383,7 @@ int main(int argc, char **argv)
 				snprintf(name, sizeof(name), "%.*s", (int)len, p);
 				if (len >= sizeof(name) || !se_format_known(name)) {
 					cli_warn("--format: unknown format '%s'", name);
-					return EXIT_FATAL;
+					return finish(&o, EXIT_FATAL);
 				}
 				p += len + (p[len] == ',');
 			}
@@ -382,50 +400,50 @@ int main(int argc, char **argv)
 			n = strtol(optarg, &end, 10);
 			if (errno || *end || n < 0 || n > 4096) {
 				cli_warn("--strip-components: '%s' is not a count", optarg);
-				return EXIT_FATAL;
+				return finish(&o, EXIT_FATAL);
 			}
 			o.strip_components = (int)n;
 			break;
 		case LO_EXCLUDE:
 			if (!push(&o.excludes, optarg))
-				return EXIT_FATAL;
+				return finish(&o, EXIT_FATAL);
 			break;
 		case LO_REQUIRE_KERNEL: o.flags |= CLI_REQUIRE_KERNEL; break;
 		case LO_PRINT_RESOLVER: o.flags |= CLI_PRINT_RESOLVER; break;
 		case LO_HELP:
 			usage(stdout);
-			return 0;
+			return finish(&o, 0);
 		case LO_VERSION:
 			printf("safe-extract %s (libsafe-extract %s, %s)\n",
 			       PACKAGE_VERSION, se_version(), archive_version_details());
-			return 0;
+			return finish(&o, 0);
 		default:
 			usage(stderr);
-			return EXIT_FATAL;
+			return finish(&o, EXIT_FATAL);
 		}
 	}
 	/* -T and -X may come before --null on the line, as in tar. */
 	if (files_from && (n = tar_read_list(files_from, null, &o.includes, &owned)) < 0) {
 		cli_warn("cannot read the names in '%s': %s", files_from, strerror((int)-n));
-		return EXIT_FATAL;
+		return finish(&o, EXIT_FATAL);
 	}
 	if (exclude_from && (n = tar_read_list(exclude_from, null, &o.excludes, &owned)) < 0) {
 		cli_warn("cannot read the patterns in '%s': %s", exclude_from, strerror((int)-n));
-		return EXIT_FATAL;
+		return finish(&o, EXIT_FATAL);
 	}
 	for (int i = optind; i < argc; i++) {
 		if (!have_file) {
 			o.archive = argv[i];
 			have_file = true;
 		} else if (!push(&o.includes, argv[i])) {
-			return EXIT_FATAL;
+			return finish(&o, EXIT_FATAL);
 		}
 	}
 	if (!o.archive && isatty(STDIN_FILENO) &&
 	    !(o.flags & (CLI_PRINT_RESOLVER | CLI_PRINT_SANDBOX))) {
 		cli_warn("no archive given and standard input is a terminal");
 		usage(stderr);
-		return EXIT_FATAL;
+		return finish(&o, EXIT_FATAL);
 	}
 
 	/* --durable keeps one fd per directory with pending renames. */
@@ -440,14 +458,7 @@ int main(int argc, char **argv)
 
 	cli_install_signals();
 	status = cli_extract(&o, &res);
-	free(o.includes.v);
-	free(o.excludes.v);
-	free(o.xattr_includes.v);
-	free(o.xattr_excludes.v);
-	tar_transform_free(o.transforms);
-	for (size_t i = 0; i < owned.n; i++)
-		free(owned.v[i]);
-	free(owned.v);
+	finish(&o, status);
 	if (res.signal) {
 		/* Die by the signal, so the caller sees how we ended. */
 		signal(res.signal, SIG_DFL);

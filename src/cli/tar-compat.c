@@ -28,6 +28,14 @@ static bool old_key(char c, bool *takes_arg)
 	return true;
 }
 
+static char **old_style_argv;
+
+void tar_old_style_free(void)
+{
+	free(old_style_argv);
+	old_style_argv = NULL;
+}
+
 char **tar_old_style(int *argc, char **argv)
 {
 	const char *keys = *argc > 1 ? argv[1] : NULL;
@@ -48,15 +56,16 @@ char **tar_old_style(int *argc, char **argv)
 	}
 	if (!extract)
 		return argv;
-	nv = calloc((size_t)*argc + strlen(keys) + 1, sizeof(*nv));
+	/* One block for the new vector and its "-k" words, freed by
+	 * tar_old_style_free() when main() is done with argv. */
+	nv = calloc(1, ((size_t)*argc + strlen(keys) + 1) * sizeof(*nv) + strlen(keys) * 3);
 	if (!nv)
 		return argv;
+	old_style_argv = nv;
 	nv[0] = argv[0];
 	for (const char *p = keys; *p; p++) {
-		char *opt = malloc(3);
+		char *opt = (char *)(nv + *argc + strlen(keys) + 1) + (p - keys) * 3;
 
-		if (!opt)
-			return argv;
 		opt[0] = '-';
 		opt[1] = *p;
 		opt[2] = '\0';
