@@ -120,7 +120,10 @@ int se_root_lstat(se_root *root, const char *path, struct stat *st);
  * followed (a symlink there: ELOOP with O_CREAT, or opened as itself with
  * O_PATH).  se_root_openat returns an fd (O_CLOEXEC) or a negative errno;
  * the others 0 or a negative errno.  FLAGS: AT_REMOVEDIR for unlinkat;
- * RENAME_NOREPLACE or RENAME_EXCHANGE for renameat.
+ * RENAME_NOREPLACE or RENAME_EXCHANGE for renameat.  Opening an existing
+ * file for writing writes into that inode, which may have other names (a
+ * planted hardlink to a file outside the root): to replace a file, create
+ * a new one with O_CREAT|O_EXCL and se_root_renameat() it over the name.
  */
 int se_root_openat(se_root *root, const char *path, int oflags, mode_t mode);
 int se_root_unlinkat(se_root *root, const char *path, int flags);
