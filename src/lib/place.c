@@ -73,7 +73,7 @@ struct outcome kept_old(se_run *run)
  * SE_OPT_KEEP_NEWER (tar --keep-newer-files): is LEAF in DIRFD a
  * non-directory at least as new as entry E?  Then it is kept.
  */
-bool newer_exists(se_run *run, struct archive_entry *e, int dirfd, const char *leaf)
+static bool newer_exists(se_run *run, struct archive_entry *e, int dirfd, const char *leaf)
 {
 	struct stat st;
 	time_t sec;
@@ -87,6 +87,35 @@ bool newer_exists(se_run *run, struct archive_entry *e, int dirfd, const char *l
 	nsec = archive_entry_mtime_nsec(e);
 	return st.st_mtim.tv_sec > sec ||
 	       (st.st_mtim.tv_sec == sec && st.st_mtim.tv_nsec >= nsec);
+}
+
+/*
+ * The scoped parent of PATH, made when missing, for a new non-directory
+ * entry E; -1 with *O set when the entry ends here: a pending --durable
+ * file stands where a directory of PATH goes, the resolution refused, or
+ * (--keep-newer-files) a newer object is kept.
+ */
+int entry_parent(se_run *run, struct archive_entry *e, const char *path,
+		 const char **leaf, struct outcome *o)
+{
+	int dirfd;
+
+	if (pending_blocks(run, path)) {
+		*o = resolve_outcome(run, ENOTDIR);
+		return -1;
+	}
+	dirfd = rs_open_parent(run->rs, path, true, 0777 & ~run->umask, leaf);
+	if (dirfd < 0) {
+		*o = resolve_outcome(run, -dirfd);
+		return -1;
+	}
+	if (newer_exists(run, e, dirfd, *leaf)) {
+		close(dirfd);
+		*o = (struct outcome){ SE_SKIPPED,
+			"existing file is newer or the same age (--keep-newer-files)", 0, false };
+		return -1;
+	}
+	return dirfd;
 }
 
 /* A temporary name nobody can predict, in the entry's own directory. */

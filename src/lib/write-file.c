@@ -179,16 +179,9 @@ struct outcome write_regular(se_run *run, struct archive_entry *e,
 	char tmp[32];
 	int dirfd, fd;
 
-	if (pending_blocks(run, path))
-		return resolve_outcome(run, ENOTDIR);
-	dirfd = rs_open_parent(run->rs, path, true, 0777 & ~run->umask, &leaf);
+	dirfd = entry_parent(run, e, path, &leaf, &o);
 	if (dirfd < 0)
-		return resolve_outcome(run, -dirfd);
-	if (newer_exists(run, e, dirfd, leaf)) {
-		close(dirfd);
-		return (struct outcome){ SE_SKIPPED,
-			"existing file is newer or the same age (--keep-newer-files)", 0, false };
-	}
+		return o;
 
 	fd = create_tmp(dirfd, tmp, own.mode);
 	if (fd < 0) {

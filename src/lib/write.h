@@ -63,7 +63,8 @@ void write_cleanup(se_run *run);
 
 /* place.c */
 struct outcome kept_old(se_run *run);
-bool newer_exists(se_run *run, struct archive_entry *e, int dirfd, const char *leaf);
+int entry_parent(se_run *run, struct archive_entry *e, const char *path,
+		 const char **leaf, struct outcome *o);
 bool dest_unusable(int err);
 struct outcome resolve_outcome(se_run *run, int err);
 void tmp_name(char out[32]);
