@@ -496,22 +496,27 @@ static void several_archives_one_durable_commit(void)
 	       "SE_OPT_DURABLE, two archives: one commit puts both in place (verdict %d)", v);
 }
 
-static void root_lstat_is_scoped(void)
+/* DEST with simple's tree and a planted "up -> ../../../..", opened
+ * strict: the setting of the scoped-call cases. */
+static se_root *simple_root_with_planted_link(void)
 {
 	struct seen s = { 0 };
-	struct stat st;
+	char p[600];
 	se_root *root;
 
 	extract(simple, 0, 0, &s);
-	{
-		char p[600];
-
-		snprintf(p, sizeof(p), "%s/up", dest);
-		if (symlink("../../../..", p) < 0)
-			abort();
-	}
-	if (se_root_open(dest, 0, &root) < 0)
+	snprintf(p, sizeof(p), "%s/up", dest);
+	if (symlink("../../../..", p) < 0 || se_root_open(dest, 0, &root) < 0)
 		abort();
+	return root;
+}
+
+static void root_lstat_is_scoped(void)
+{
+	struct stat st;
+	se_root *root;
+
+	root = simple_root_with_planted_link();
 	tap_ok(se_root_lstat(root, "etc/x", &st) == 0 && S_ISREG(st.st_mode),
 	       "se_root_lstat: an existing file");
 	tap_ok(se_root_lstat(root, "etc/nosuch", &st) == -ENOENT, "se_root_lstat: -ENOENT");
@@ -635,21 +640,11 @@ static void same_perms_exact_under_a_process_umask(void)
 /* After extraction, a package manager's own steps under the root's scope. */
 static void scoped_file_operations(void)
 {
-	struct seen s = { 0 };
 	char buf[16] = "";
 	se_root *root;
 	int fd;
 
-	extract(simple, 0, 0, &s);
-	{
-		char p[600];
-
-		snprintf(p, sizeof(p), "%s/up", dest);
-		if (symlink("../../../..", p) < 0)
-			abort();
-	}
-	if (se_root_open(dest, 0, &root) < 0)
-		abort();
+	root = simple_root_with_planted_link();
 	fd = se_root_openat(root, "etc/x", O_RDONLY, 0);
 	tap_ok(fd >= 0 && read(fd, buf, sizeof(buf) - 1) == 4 && !strcmp(buf, "new\n"),
 	       "se_root_openat: reads etc/x");
