@@ -167,6 +167,29 @@ se_run *se_run_new(se_root *root, unsigned long long opts);
  * calls umask(2): pass the process's, read once by the caller). */
 void se_run_set_umask(se_run *run, mode_t mask);
 
+/*
+ * Threads the run may use (1 to SE_JOBS_MAX; 1, the default, is a plain
+ * sequential run in the caller's thread).  With N > 1, an xz stream is
+ * decoded by N threads and gzip, xz and zstd in a thread beside the
+ * writing; regular files' data, owner, mode and times are written by
+ * N writer threads while the caller's thread reads on.  Every name is
+ * still resolved, created and renamed in the caller's thread in archive
+ * order, entries that could affect each other (the same name, one under
+ * the other, hardlinks, devices) wait for each other, and outcomes reach
+ * the callback and the report in archive order: the tree, the report and
+ * the exit status are those of N = 1.  What changes: the BEFORE callback
+ * of a later entry may come before the AFTER callback of an earlier one,
+ * and after se_run_entry() returns, the entry may still be in flight
+ * (se_run_archive() and se_run_finish() wait for all of them).
+ */
+#define SE_JOBS_MAX 64
+int se_run_set_jobs(se_run *run, unsigned int n);
+
+/* Memory that xz decoder threads may share (default 64 MiB): a stream
+ * whose blocks need more is decoded in one thread.  One that needs more
+ * than 1 GiB even then is refused. */
+int se_run_set_xz_memlimit(se_run *run, uint64_t bytes);
+
 /* Drop N leading components of every name (tar --strip-components). */
 int se_run_set_strip_components(se_run *run, int n);
 

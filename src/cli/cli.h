@@ -7,6 +7,7 @@
 
 #include <stdbool.h>
 #include <stddef.h>
+#include <stdint.h>
 #include <sys/types.h>
 
 /* Option bits; each weakening of the secure default is its own bit. */
@@ -61,6 +62,8 @@ struct cli_options {
 	const char *compress;		/* -z, -J ...: the compression the user named */
 	const char *top_level;		/* --one-top-level[=DIR]: "" for the default */
 	int strip_components;
+	unsigned int jobs;		/* --jobs=N, or 0: the CPUs */
+	uint64_t xz_memory;		/* --xz-memory, bytes, or 0: the default */
 	mode_t umask;			/* the user's, applied by the library */
 	struct list includes, excludes;
 	struct list xattr_includes, xattr_excludes;

@@ -337,6 +337,30 @@ static se_root *open_root(const struct cli_options *o)
 }
 
 /* Give the run the command's policy.  False when out of memory. */
+/*
+ * --jobs, or SAFE_EXTRACT_JOBS (how the test suite runs everything with
+ * one thread and with four), or the CPUs this process may run on.
+ */
+static unsigned int cli_jobs(const struct cli_options *o)
+{
+	const char *env = getenv("SAFE_EXTRACT_JOBS");
+	long n;
+
+	if (o->jobs)
+		return o->jobs;
+	if (env && *env) {
+		char *end;
+
+		n = strtol(env, &end, 10);
+		if (!*end && n >= 1 && n <= SE_JOBS_MAX)
+			return (unsigned int)n;
+		cli_warn("SAFE_EXTRACT_JOBS: '%s' is not a number from 1 to %d; ignored",
+			 env, SE_JOBS_MAX);
+	}
+	n = sysconf(_SC_NPROCESSORS_ONLN);
+	return n < 1 ? 1 : n > SE_JOBS_MAX ? SE_JOBS_MAX : (unsigned int)n;
+}
+
 static bool configure(se_run *run, const struct cli_options *o)
 {
 	bool good = true;
@@ -344,6 +368,9 @@ static bool configure(se_run *run, const struct cli_options *o)
 	se_run_set_umask(run, o->umask);
 	se_run_set_occurrence(run, o->occurrence);
 	good &= se_run_set_strip_components(run, o->strip_components) == 0;
+	good &= se_run_set_jobs(run, cli_jobs(o)) == 0;
+	if (o->xz_memory)
+		good &= se_run_set_xz_memlimit(run, o->xz_memory) == 0;
 	for (size_t i = 0; i < o->includes.n; i++)
 		good &= se_run_add_include(run, o->includes.v[i]) == 0;
 	for (size_t i = 0; i < o->excludes.n; i++)

@@ -64,6 +64,8 @@ enum long_option {
 	LO_KEEP_DIR_SYMLINK,
 	LO_TRANSFORM,
 	LO_OCCURRENCE,
+	LO_JOBS,
+	LO_XZ_MEMORY,
 	LO_REFUSED,		/* tar options that would weaken the defence */
 	LO_HELP,
 	LO_VERSION,
@@ -120,6 +122,8 @@ static const struct option long_options[] = {
 	{ "transform", required_argument, NULL, LO_TRANSFORM },
 	{ "xform", required_argument, NULL, LO_TRANSFORM },
 	{ "occurrence", optional_argument, NULL, LO_OCCURRENCE },
+	{ "jobs", required_argument, NULL, LO_JOBS },
+	{ "xz-memory", required_argument, NULL, LO_XZ_MEMORY },
 	{ "exclude-vcs", no_argument, NULL, LO_EXCLUDE_VCS },
 	{ "one-top-level", optional_argument, NULL, LO_ONE_TOP_LEVEL },
 	{ "gzip", no_argument, NULL, 'z' },
@@ -172,6 +176,11 @@ static void usage(FILE *f)
 "      --member=NAME      extract the archive held in member NAME (a .deb,\n"
 "                         .udeb or .ipk: its data.tar.* unless named)\n"
 "      --progress         show entries and bytes done on a terminal\n"
+"      --jobs=N           threads: N decode xz and N write files' data while\n"
+"                         one reads (default: the CPUs; 1: one thread does\n"
+"                         everything).  The result is the same for every N\n"
+"      --xz-memory=MIB    memory xz decoder threads may share (default 64);\n"
+"                         a stream needing more is decoded in one thread\n"
 "\n"
 "As tar (old style 'xvf ARCHIVE' too):\n"
 "  -x, --extract          extract (the default)\n"
@@ -395,6 +404,25 @@ int main(int argc, char **argv)
 		case LO_PRINT_SANDBOX: o.flags |= CLI_PRINT_SANDBOX; break;
 		case LO_PROGRESS: o.flags |= CLI_PROGRESS; break;
 		case LO_REPORT: o.report_path = optarg; break;
+		case LO_JOBS:
+			errno = 0;
+			n = strtol(optarg, &end, 10);
+			if (errno || *end || n < 1 || n > SE_JOBS_MAX) {
+				cli_warn("--jobs: '%s' is not a number from 1 to %d",
+					 optarg, SE_JOBS_MAX);
+				return finish(&o, EXIT_FATAL);
+			}
+			o.jobs = (unsigned int)n;
+			break;
+		case LO_XZ_MEMORY:
+			errno = 0;
+			n = strtol(optarg, &end, 10);
+			if (errno || *end || n < 1 || n > 1024 * 1024) {
+				cli_warn("--xz-memory: '%s' is not a size in MiB", optarg);
+				return finish(&o, EXIT_FATAL);
+			}
+			o.xz_memory = (uint64_t)n << 20;
+			break;
 		case LO_STRIP:
 			errno = 0;
 			n = strtol(optarg, &end, 10);

@@ -294,6 +294,7 @@ bool write_finish(se_run *run)
 
 void write_cleanup(se_run *run)
 {
+	writers_discard(run);
 	if (run->tmp.dirfd >= 0 && run->tmp.name[0])
 		unlinkat(run->tmp.dirfd, run->tmp.name, 0);
 	live_tmp_clear(run);

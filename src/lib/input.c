@@ -14,8 +14,8 @@
 #include <string.h>
 #include <sys/stat.h>
 #include <unistd.h>
-#include <zlib.h>
 
+#include "decode.h"
 #include "internal.h"
 
 /*
@@ -25,6 +25,12 @@
  * never be seen, and the temporary file of the entry being written would
  * stay behind.  se_run_cancel() writes to a pipe that the read waits on
  * next to the input.
+ *
+ * gzip, xz and zstd are decoded here (decode.c), in a thread beside the
+ * writing, rather than by libarchive: its gzip reader does not check a
+ * member's CRC32 and size trailer (a .tar.gz with a damaged stored block
+ * extracted wrong data with exit 0), and its decoders take turns with the
+ * writing in one thread.
  */
 #define READ_BLOCK (128 * 1024)
 
@@ -37,134 +43,113 @@ struct source {
 	struct source *next;		/* in run->sources */
 	struct archive *ar;		/* the reader it feeds */
 	bool started;			/* the first block has been looked at */
-	/*
-	 * gzip is decoded here rather than by libarchive, whose reader does
-	 * not check a member's CRC32 and ISIZE trailer: a .tar.gz with a
-	 * damaged stored block would extract wrong data with exit 0.
-	 * zlib's gzip mode checks both at the end of every member.
-	 */
-	bool gz;
-	bool gz_done;			/* the last member ended */
-	bool raw_eof;
-	z_stream zs;
+	struct decoder *dec;		/* a compressed stream, or NULL */
+	bool dec_eof;			/* its last block was read */
+	volatile sig_atomic_t stopping;	/* the decoder is being stopped */
+	volatile sig_atomic_t never;	/* "not cancelled", without a run */
+	int wake[2];			/* wakes the decoder's raw reads */
 	unsigned char buf[READ_BLOCK];
-	unsigned char out[READ_BLOCK];
 };
 
-/* Read the next raw block of a member of the outer archive into s->buf. */
-static la_ssize_t member_read(struct archive *a, struct source *s)
+/* Read the next raw block of a member of the outer archive. */
+static ssize_t member_read(struct source *s, unsigned char *buf, size_t cap,
+			   int *err, const char **msg)
 {
 	la_ssize_t n;
 
-	if (s->run && s->run->cancelled) {
-		archive_set_error(a, EINTR, "interrupted");
+	if ((s->run && s->run->cancelled) || s->stopping) {
+		*err = EINTR;
+		*msg = "interrupted";
 		return -1;
 	}
-	n = archive_read_data(s->outer, s->buf, sizeof(s->buf));
+	n = archive_read_data(s->outer, buf, cap);
 	if (n < 0) {
-		archive_set_error(a, archive_errno(s->outer) > 0 ?
-				  archive_errno(s->outer) : EILSEQ, "%s",
-				  run_archive_msg(s->outer));
+		*err = archive_errno(s->outer) > 0 ? archive_errno(s->outer) : EILSEQ;
+		*msg = run_archive_msg(s->outer);
 		return -1;
 	}
-	if (s->run)
-		s->run->input_bytes += (uint64_t)n;
 	return n;
 }
 
-/* Read the next raw block of the archive into s->buf. */
-static la_ssize_t raw_read(struct archive *a, struct source *s)
+/* Read the next raw block of the archive into BUF: in the run's thread,
+ * or in the decoder's (which source_stop_decoder() wakes through
+ * s->wake). */
+static ssize_t raw_read(void *ctx, unsigned char *buf, size_t cap, int *err,
+			const char **msg)
 {
+	struct source *s = ctx;
+
 	if (s->outer)
-		return member_read(a, s);
+		return member_read(s, buf, cap, err, msg);
 	for (;;) {
-		struct pollfd p[2] = {
+		struct pollfd p[3] = {
 			{ .fd = s->fd, .events = POLLIN },
 			{ .fd = s->run ? run_cancel_fd(s->run) : -1, .events = POLLIN },
+			{ .fd = s->wake[0], .events = POLLIN },
 		};
 		ssize_t n;
 
-		if (s->run && s->run->cancelled) {
-			archive_set_error(a, EINTR, "interrupted");
+		if ((s->run && s->run->cancelled) || s->stopping) {
+			*err = EINTR;
+			*msg = "interrupted";
 			return -1;
 		}
-		if (!s->seekable && poll(p, 2, -1) < 0 && errno != EINTR) {
-			archive_set_error(a, errno, "cannot wait for the archive");
+		if (!s->seekable && poll(p, 3, -1) < 0 && errno != EINTR) {
+			*err = errno;
+			*msg = "cannot wait for the archive";
 			return -1;
 		}
-		if (s->run && s->run->cancelled)
+		if ((s->run && s->run->cancelled) || s->stopping)
 			continue;
-		n = read(s->fd, s->buf, sizeof(s->buf));
+		n = read(s->fd, buf, cap);
 		if (n < 0 && (errno == EINTR || errno == EAGAIN))
 			continue;
 		if (n < 0) {
-			archive_set_error(a, errno, "cannot read the archive");
+			*err = errno;
+			*msg = "cannot read the archive";
 			return -1;
 		}
-		if (s->run)
-			s->run->input_bytes += (uint64_t)n;
 		return n;
 	}
 }
 
-/* Decode the next block of gzip data into s->out. */
-static la_ssize_t gz_read(struct archive *a, struct source *s)
+static void source_stop_decoder(struct source *s)
 {
-	while (!s->gz_done) {
-		int zr;
+	if (!s->dec)
+		return;
+	s->stopping = 1;
+	if (s->wake[1] >= 0 && write(s->wake[1], "", 1) < 0) {
+		/* a full pipe wakes the reader as well */
+	}
+	decode_end(s->dec);
+	s->dec = NULL;
+}
 
-		if (s->zs.avail_in == 0 && !s->raw_eof) {
-			la_ssize_t n = raw_read(a, s);
+/* Hand a compressed stream, whose first N bytes are in s->buf, to a
+ * decoder thread.  0, or -1 with the archive's error set. */
+static int source_start_decoder(struct archive *a, struct source *s,
+				enum dec_kind kind, size_t n)
+{
+	struct decode_opts o = {
+		.kind = kind,
+		.raw = raw_read,
+		.raw_ctx = s,
+		.cancelled = s->run ? &s->run->cancelled : &s->never,
+		.threads = s->run ? s->run->jobs : 1,
+		.memlimit = s->run ? s->run->xz_memlimit : SE_XZ_MEMLIMIT_DEFAULT,
+		.memlimit_stop = SE_XZ_MEMLIMIT_STOP,
+	};
+	char msg[256] = "";
+	int r;
 
-			if (n < 0)
-				return -1;
-			if (n == 0)
-				s->raw_eof = true;
-			s->zs.next_in = s->buf;
-			s->zs.avail_in = (uInt)n;
-		}
-		s->zs.next_out = s->out;
-		s->zs.avail_out = sizeof(s->out);
-		zr = inflate(&s->zs, Z_NO_FLUSH);
-		if (zr == Z_STREAM_END) {
-			/* Another member may follow (gzip -c a b), or the
-			 * zero padding of a tape record; nothing else. */
-			for (;;) {
-				la_ssize_t n;
-
-				while (s->zs.avail_in > 0 && s->zs.next_in[0] == 0) {
-					s->zs.next_in++;
-					s->zs.avail_in--;
-				}
-				if (s->zs.avail_in > 0 || s->raw_eof)
-					break;
-				n = raw_read(a, s);
-				if (n < 0)
-					return -1;
-				s->raw_eof = n == 0;
-				s->zs.next_in = s->buf;
-				s->zs.avail_in = (uInt)n;
-			}
-			if (s->zs.avail_in == 0) {
-				s->gz_done = true;
-			} else if (s->zs.next_in[0] == 0x1f) {
-				inflateReset(&s->zs);
-			} else {
-				archive_set_error(a, EILSEQ,
-						  "gzip: data after the last member");
-				return -1;
-			}
-		} else if (zr == Z_BUF_ERROR && s->zs.avail_in == 0 && s->raw_eof) {
-			archive_set_error(a, EILSEQ,
-					  "gzip: truncated input");
-			return -1;
-		} else if (zr != Z_OK && zr != Z_BUF_ERROR) {
-			archive_set_error(a, EILSEQ, "gzip: %s",
-					  s->zs.msg ? s->zs.msg : "damaged data");
-			return -1;
-		}
-		if (s->zs.avail_out < sizeof(s->out))
-			return (la_ssize_t)(sizeof(s->out) - s->zs.avail_out);
+	if (!s->outer && pipe2(s->wake, O_CLOEXEC | O_NONBLOCK) < 0) {
+		archive_set_error(a, errno, "cannot start the decoder");
+		return -1;
+	}
+	r = decode_start(&s->dec, &o, s->buf, n, msg, sizeof(msg));
+	if (r < 0) {
+		archive_set_error(a, -r, "%s", msg);
+		return -1;
 	}
 	return 0;
 }
@@ -172,48 +157,69 @@ static la_ssize_t gz_read(struct archive *a, struct source *s)
 static la_ssize_t source_read(struct archive *a, void *data, const void **buf)
 {
 	struct source *s = data;
-	la_ssize_t n;
+	const char *msg = NULL;
+	int err = 0;
+	ssize_t n;
 
 	if (!s->started) {
+		enum dec_kind kind;
+
 		s->started = true;
-		n = raw_read(a, s);
-		if (n < 2 || s->buf[0] != 0x1f || s->buf[1] != 0x8b) {
+		n = raw_read(s, s->buf, sizeof(s->buf), &err, &msg);
+		if (n > 0 && s->run)
+			s->run->input_bytes += (uint64_t)n;
+		kind = n > 0 ? decode_sniff(s->buf, (size_t)n) : DEC_NONE;
+		if (n < 0 || kind == DEC_NONE) {
+			if (n < 0)
+				archive_set_error(a, err, "%s", msg);
 			*buf = s->buf;
 			return n;
 		}
-		/* 16 + MAX_WBITS: the gzip wrapper, trailer checked. */
-		if (inflateInit2(&s->zs, 16 + MAX_WBITS) != Z_OK) {
-			archive_set_error(a, ENOMEM, "gzip: cannot start the decoder");
+		if (source_start_decoder(a, s, kind, (size_t)n) < 0)
+			return -1;
+	}
+	if (!s->dec) {
+		if (s->dec_eof) {
+			/* The run let go of this reader while it decoded. */
+			archive_set_error(a, ECANCELED, "the run has ended");
 			return -1;
 		}
-		s->gz = true;
-		s->zs.next_in = s->buf;
-		s->zs.avail_in = (uInt)n;
-	}
-	if (!s->gz) {
-		n = raw_read(a, s);
+		n = raw_read(s, s->buf, sizeof(s->buf), &err, &msg);
+		if (n < 0)
+			archive_set_error(a, err, "%s", msg);
+		else if (s->run)
+			s->run->input_bytes += (uint64_t)n;
 		*buf = s->buf;
 		return n;
 	}
-	n = gz_read(a, s);
-	*buf = s->out;
+	n = decode_read(s->dec, buf, &err, &msg);
+	if (n < 0)
+		archive_set_error(a, err, "%s", msg);
+	if (n == 0)
+		s->dec_eof = true;
 	return n;
 }
 
 /*
- * After the archive's last entry: read the rest of a gzip stream, so that
- * its trailer is checked even when the archive format stopped early (tar
- * stops at its end blocks).  False, with the error set, when damaged.
+ * After the archive's last entry: read the rest of a compressed stream,
+ * so that its trailer is checked even when the archive format stopped
+ * early (tar stops at its end blocks).  False, with the error set, when
+ * damaged.
  */
 static bool source_drain(struct archive *a, struct source *s)
 {
-	while (s->gz && !s->gz_done) {
-		la_ssize_t n = gz_read(a, s);
+	while (s->dec && !s->dec_eof) {
+		const void *buf;
+		const char *msg = NULL;
+		int err = 0;
+		ssize_t n = decode_read(s->dec, &buf, &err, &msg);
 
-		if (n < 0)
+		if (n < 0) {
+			archive_set_error(a, err, "%s", msg);
 			return false;
+		}
 		if (n == 0)
-			break;
+			s->dec_eof = true;
 	}
 	return true;
 }
@@ -223,7 +229,7 @@ static la_int64_t source_skip(struct archive *a, void *data, la_int64_t request)
 	struct source *s = data;
 	off_t from, to;
 
-	if (!s->seekable || s->gz)
+	if (!s->seekable || s->dec || s->outer)
 		return 0;	/* libarchive reads and discards instead */
 	from = lseek(s->fd, 0, SEEK_CUR);
 	if (from < 0)
@@ -242,7 +248,7 @@ static la_int64_t source_seek(struct archive *a, void *data, la_int64_t offset,
 	struct source *s = data;
 	off_t r;
 
-	if (s->gz)
+	if (s->dec || s->dec_eof)
 		return ARCHIVE_FATAL;	/* decoded data cannot seek */
 	r = lseek(s->fd, (off_t)offset, whence);
 	return r < 0 ? ARCHIVE_FATAL : r;
@@ -263,8 +269,10 @@ static int source_close(struct archive *a, void *data)
 			}
 		}
 	}
-	if (s->gz)
-		inflateEnd(&s->zs);
+	source_stop_decoder(s);
+	for (int i = 0; i < 2; i++)
+		if (s->wake[i] >= 0)
+			close(s->wake[i]);
 	free(s);
 	return ARCHIVE_OK;
 }
@@ -424,6 +432,7 @@ SE_EXPORT int se_run_open_fd(se_run *run, int fd, const char *formats,
 	s = calloc(1, sizeof(*s));
 	if (!s)
 		return -ENOMEM;
+	s->wake[0] = s->wake[1] = -1;
 	s->fd = fd;
 	s->seekable = fstat(fd, &st) == 0 && S_ISREG(st.st_mode);
 	s->size = s->seekable ? st.st_size : 0;
@@ -467,6 +476,7 @@ SE_EXPORT int se_run_open_member(se_run *run, struct archive *outer,
 	s = calloc(1, sizeof(*s));
 	if (!s)
 		return -ENOMEM;
+	s->wake[0] = s->wake[1] = -1;
 	s->fd = -1;
 	s->outer = outer;
 	/* The outer reader stays where it is: its source is not ours. */
@@ -491,8 +501,14 @@ void input_release(se_run *run)
 {
 	/* Readers may outlive the run (the caller frees them): they must not
 	 * reach back into it then. */
-	for (struct source *s = run->sources; s; s = s->next)
+	for (struct source *s = run->sources; s; s = s->next) {
+		/* A decoder thread looks at the run's cancel flag. */
+		if (s->dec) {
+			source_stop_decoder(s);
+			s->dec_eof = true;
+		}
 		s->run = NULL;
+	}
 	run->sources = NULL;
 	run->input = NULL;
 }

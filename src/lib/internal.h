@@ -20,6 +20,14 @@
  * keeps the rest out of the dynamic symbol table of static builds too. */
 #define SE_EXPORT __attribute__((visibility("default")))
 
+/* xz: decoder threads share this much memory; above it, one thread
+ * (liblzma's memlimit_threading).  A stream that needs more than
+ * SE_XZ_MEMLIMIT_STOP even in one thread is refused. */
+#define SE_XZ_MEMLIMIT_DEFAULT ((uint64_t)64 << 20)
+#define SE_XZ_MEMLIMIT_STOP ((uint64_t)1 << 30)
+
+#define REASON_MAX 512
+
 struct se_root {
 	struct resolver rs;
 };
@@ -31,6 +39,14 @@ struct outcome {
 	int err;		/* errno value, or 0 */
 	bool fatal;		/* stop the run: exit 2 */
 };
+
+/* Not an outcome yet: a file for a writer thread, reported when placed,
+ * or an entry dropped because the run stopped before it (writers.c). */
+#define ACT_QUEUED ((enum se_action)0x7f)
+static inline struct outcome queued_outcome(void)
+{
+	return (struct outcome){ ACT_QUEUED, NULL, 0, false };
+}
 
 /* Owner and mode as they will be applied, and why not all of them. */
 struct owner_plan {
@@ -89,6 +105,8 @@ struct se_run {
 	mode_t umask;			/* applied by hand; the process's stays */
 	mode_t proc_umask;		/* the process's, which the kernel applies */
 	bool is_root;			/* euid 0: owners can be restored */
+	unsigned int jobs;		/* se_run_set_jobs: threads that may work */
+	uint64_t xz_memlimit;		/* se_run_set_xz_memlimit */
 	int strip_components;
 	struct pattern_list includes, excludes;
 	struct pattern_list xattr_includes, xattr_excludes;
@@ -123,6 +141,11 @@ struct se_run {
 	size_t n_dirh, cap_dirh;
 	struct map dirh_index;		/* "dev:ino" -> dirh[] */
 	struct live_tmp tmp;		/* dirfd -1 when none */
+	struct writers *writers;	/* jobs > 1: the writer threads */
+	const char *cur_raw;		/* the entry in progress: its name */
+	unsigned char tmp_key[32];	/* temporary names (place.c) */
+	uint64_t tmp_seq;
+	bool tmp_keyed;
 	/* Inodes of multi-link files this run made: the only ones a later
 	 * hardlink entry that carries data (cpio) may write into. */
 	struct { dev_t dev; ino_t ino; } *linked;
@@ -142,7 +165,7 @@ struct se_run {
 
 	unsigned char digest[32];	/* SE_OPT_SHA256: the entry's data */
 	bool have_digest;
-	char reason[512];		/* an outcome's reason built at run time */
+	char reason[REASON_MAX];	/* an outcome's reason built at run time */
 	char path[SE_PATH_MAX];		/* the entry's cleaned name */
 	char target[SE_PATH_MAX];	/* its cleaned hardlink target */
 	char last[1024];		/* the last name read, for messages */
@@ -158,6 +181,9 @@ void run_log(se_run *run, int level, const char *fmt, ...)
 void run_report(se_run *run, struct archive_entry *e, const char *name,
 		const char *path, const char *type, struct outcome o);
 const char *run_type_name(struct archive_entry *e);
+/* Say why the run stops at the entry named RAW, and stop it. */
+int run_stop_at(se_run *run, struct archive *a, const char *raw,
+		struct outcome o);
 /* A non-NULL message for libarchive's last error. */
 const char *run_archive_msg(struct archive *a);
 

@@ -36,7 +36,7 @@ static void incomplete(struct outcome *o, const char *reason, int err)
  * comes after it; ACLs after the mode they refine; times last.  A failure
  * keeps the object (as GNU tar) and makes the outcome SE_INCOMPLETE.
  */
-struct outcome apply_fd_metadata(se_run *run, int fd, bool opath,
+struct outcome apply_fd_metadata(char reason[REASON_MAX], int fd, bool opath,
 					const struct owner_plan *own,
 					mode_t created_mode,
 					const struct attr_blob *attrs,
@@ -67,10 +67,10 @@ struct outcome apply_fd_metadata(se_run *run, int fd, bool opath,
 		if (fsetxattr(fd, a->name, a->value, a->size, 0) == 0)
 			continue;
 		if (o.act != SE_INCOMPLETE) {
-			snprintf(run->reason, sizeof(run->reason),
+			snprintf(reason, REASON_MAX,
 				 "cannot set extended attribute or ACL '%s'",
 				 se_escape(a->name, esc, sizeof(esc)));
-			incomplete(&o, run->reason, errno);
+			incomplete(&o, reason, errno);
 		}
 	}
 	r = opath ? utimensat(fd, "", ts, AT_EMPTY_PATH | AT_SYMLINK_NOFOLLOW) :
@@ -119,7 +119,7 @@ struct outcome object_metadata(se_run *run, struct archive_entry *e,
 		rs_note_link(run->rs, &st);
 	entry_times(run, e, ts);
 	own.mode &= 0777;	/* set at creation; no set-id on these */
-	meta = apply_fd_metadata(run, fd, true, &own, own.mode, NULL, ts);
+	meta = apply_fd_metadata(run->reason, fd, true, &own, own.mode, NULL, ts);
 	close(fd);
 	return merge(o, meta);
 }

@@ -14,6 +14,7 @@
 #include <unistd.h>
 
 #include "compat.h"
+#include "sha256.h"
 #include "write.h"
 
 
@@ -118,27 +119,44 @@ int entry_parent(se_run *run, struct archive_entry *e, const char *path,
 	return dirfd;
 }
 
-/* A temporary name nobody can predict, in the entry's own directory. */
-void tmp_name(char out[32])
+/*
+ * A temporary name nobody can predict, in the entry's own directory: the
+ * first bytes of SHA-256(run key, counter).  One getrandom() per run for
+ * the key rather than one per file; seeing earlier names tells nothing
+ * about the next.
+ */
+void tmp_name(se_run *run, char out[32])
 {
-	unsigned char rnd[6];
+	unsigned char rnd[32], block[40];
 	static const char hex[] = "0123456789abcdef";
 	size_t o = sizeof(TMP_PREFIX) - 1;
+	struct sha256 sh;
 
-	if (getrandom(rnd, sizeof(rnd), GRND_NONBLOCK) != (ssize_t)sizeof(rnd)) {
-		/* No entropy yet (early boot): a clock and the pid.  The name
-		 * need not be secret: O_EXCL|O_NOFOLLOW and the retries in
-		 * create_tmp() make a guessed or planted name harmless. */
-		struct timespec ts;
-		uint64_t v;
+	if (!run->tmp_keyed) {
+		if (getrandom(run->tmp_key, sizeof(run->tmp_key), GRND_NONBLOCK) !=
+		    (ssize_t)sizeof(run->tmp_key)) {
+			/* No entropy yet (early boot): a clock and the pid.
+			 * The name need not be secret: O_EXCL|O_NOFOLLOW and
+			 * the retries in create_tmp() make a guessed or
+			 * planted name harmless. */
+			struct timespec ts;
+			uint64_t v;
 
-		clock_gettime(CLOCK_MONOTONIC, &ts);
-		v = ((uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec) *
-		    2654435761u ^ (uint64_t)getpid() << 40;
-		memcpy(rnd, &v, sizeof(rnd));
+			clock_gettime(CLOCK_MONOTONIC, &ts);
+			v = ((uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec) *
+			    2654435761u ^ (uint64_t)getpid() << 40;
+			memcpy(run->tmp_key, &v, sizeof(v));
+		}
+		run->tmp_keyed = true;
 	}
+	memcpy(block, run->tmp_key, sizeof(run->tmp_key));
+	memcpy(block + sizeof(run->tmp_key), &run->tmp_seq, sizeof(run->tmp_seq));
+	run->tmp_seq++;
+	sha256_init(&sh);
+	sha256_update(&sh, block, sizeof(block));
+	sha256_final(&sh, rnd);
 	memcpy(out, TMP_PREFIX, o);
-	for (size_t i = 0; i < sizeof(rnd); i++) {
+	for (size_t i = 0; i < 6; i++) {
 		out[o++] = hex[rnd[i] >> 4];
 		out[o++] = hex[rnd[i] & 0xf];
 	}
@@ -148,12 +166,12 @@ void tmp_name(char out[32])
 
 /* Create a new temporary file in DIRFD: O_EXCL|O_NOFOLLOW, so a name
  * planted under us is never opened. */
-int create_tmp(int dirfd, char tmp[32], mode_t mode)
+int create_tmp(se_run *run, int dirfd, char tmp[32], mode_t mode)
 {
 	int fd;
 
 	for (int tries = 0;; tries++) {
-		tmp_name(tmp);
+		tmp_name(run, tmp);
 		fd = openat(dirfd, tmp, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW |
 			    O_CLOEXEC, mode & 0777);
 		if (fd >= 0 || errno != EEXIST || tries > 8)

@@ -163,6 +163,8 @@ SE_EXPORT se_run *se_run_new(se_root *root, unsigned long long opts)
 	if (!root)
 		run->opts |= SE_OPT_DRY_RUN;
 	run->umask = 022;
+	run->jobs = 1;
+	run->xz_memlimit = SE_XZ_MEMLIMIT_DEFAULT;
 	run->proc_umask = process_umask();
 	run->is_root = geteuid() == 0;
 	run->report_fd = -1;
@@ -176,6 +178,22 @@ SE_EXPORT se_run *se_run_new(se_root *root, unsigned long long opts)
 SE_EXPORT void se_run_set_umask(se_run *run, mode_t mask)
 {
 	run->umask = mask & 0777;
+}
+
+SE_EXPORT int se_run_set_jobs(se_run *run, unsigned int n)
+{
+	if (n == 0 || n > SE_JOBS_MAX)
+		return -EINVAL;
+	run->jobs = n;
+	return 0;
+}
+
+SE_EXPORT int se_run_set_xz_memlimit(se_run *run, uint64_t bytes)
+{
+	if (bytes == 0)
+		return -EINVAL;
+	run->xz_memlimit = bytes;
+	return 0;
 }
 
 SE_EXPORT int se_run_set_strip_components(se_run *run, int n)
@@ -325,6 +343,7 @@ SE_EXPORT void se_run_free(se_run *run)
 		return;
 	/* Nothing half-made outlives the run, finished or not. */
 	write_cleanup(run);
+	writers_free(run);
 	write_free(run);
 	list_free(&run->includes);
 	list_free(&run->excludes);
@@ -418,6 +437,9 @@ static struct outcome one_entry(se_run *run, struct archive_entry *e,
 		}
 	}
 	if (absolute && !run->warned_absolute) {
+		/* After the messages of the entries before it. */
+		if (!writers_collect(run, true))
+			return queued_outcome();
 		run_log(run, SE_LOG_WARNING, "removing leading '/' from member names");
 		run->warned_absolute = true;
 	}
@@ -428,6 +450,16 @@ static struct outcome one_entry(se_run *run, struct archive_entry *e,
 	}
 	if (run->opts & SE_OPT_DRY_RUN)
 		return (struct outcome){ SE_CREATED, NULL, 0, false };
+	/* With writer threads, what this entry does to names must come
+	 * after the files in flight that it could touch (writers.c). */
+	if (writers_busy(run)) {
+		mode_t t = archive_entry_filetype(e);
+		bool ordered = hardlink || (t != AE_IFREG && t != AE_IFDIR &&
+					    t != AE_IFLNK);
+
+		if (!writers_wait_for(run, path, hardlink ? target : NULL, ordered))
+			return queued_outcome();
+	}
 	if (hardlink)
 		return write_hardlink(run, e, path, target);
 	switch (archive_entry_filetype(e)) {
@@ -449,9 +481,8 @@ static struct outcome one_entry(se_run *run, struct archive_entry *e,
 }
 
 
-/* Say why the run stops at this entry, and stop it. */
-static int stop_at(se_run *run, struct archive *a, const char *raw,
-		   struct outcome o)
+int run_stop_at(se_run *run, struct archive *a, const char *raw,
+		struct outcome o)
 {
 	char esc[1024];
 
@@ -459,8 +490,20 @@ static int stop_at(se_run *run, struct archive *a, const char *raw,
 		se_escape(raw, esc, sizeof(esc)), o.reason ? o.reason : "fatal error",
 		o.err ? ": " : "", o.err ? strerror(o.err) : "");
 	run->fatal = true;
-	archive_set_error(a, o.err ? o.err : EIO, "%s", o.reason ? o.reason : "fatal error");
+	if (a)
+		archive_set_error(a, o.err ? o.err : EIO, "%s",
+				  o.reason ? o.reason : "fatal error");
 	return o.err ? -o.err : -EIO;
+}
+
+/* Report an entry's outcome now, or behind the files in flight. */
+static void entry_report(se_run *run, struct archive_entry *e, const char *name,
+			 const char *path, const char *type, struct outcome o)
+{
+	if (writers_busy(run) && !o.fatal)
+		writers_report(run, e, name, path, type, o);
+	else
+		run_report(run, e, name, path, type, o);
 }
 
 /* The entry E, whose header was read with status HDR (ARCHIVE_OK or a
@@ -476,6 +519,9 @@ static int run_entry(se_run *run, struct archive *a, struct archive_entry *e,
 	if (run->fatal)
 		return -ECANCELED;
 	run->ar = a;
+	/* Place and report the files writers have finished. */
+	if (!writers_collect(run, false))
+		return -ECANCELED;
 	run->entry_bytes = 0;
 	run->have_digest = false;
 	run->entries++;
@@ -488,8 +534,8 @@ static int run_entry(se_run *run, struct archive *a, struct archive_entry *e,
 		case SE_SKIP:
 			raw = archive_entry_pathname(e);
 			o = (struct outcome){ SE_SKIPPED, "skipped by the caller", 0, false };
-			run_report(run, e, raw ? raw : "", raw ? raw : "",
-				   run_type_name(e), o);
+			entry_report(run, e, raw ? raw : "", raw ? raw : "",
+				     run_type_name(e), o);
 			return run->fatal ? -ECANCELED : 0;
 		case SE_ABORT:
 			run->fatal = true;
@@ -506,6 +552,7 @@ static int run_entry(se_run *run, struct archive *a, struct archive_entry *e,
 	if (!raw)
 		raw = "";
 	snprintf(run->last, sizeof(run->last), "%s", raw);
+	run->cur_raw = raw;
 	type = run_type_name(e);
 	run->path[0] = '\0';
 
@@ -516,11 +563,18 @@ static int run_entry(se_run *run, struct archive *a, struct archive_entry *e,
 	} else {
 		o = one_entry(run, e, raw, run->path);
 	}
+	/* A file for a writer thread: reported when placed. */
+	if (o.act == ACT_QUEUED)
+		return run->fatal ? -ECANCELED : 0;
+	/* A fatal outcome: the files before it are placed and reported
+	 * first, as when they were written one by one. */
+	if (o.fatal && !writers_collect(run, true))
+		return -ECANCELED;
 	/* The name used, or the raw one when it was refused before cleaning. */
-	run_report(run, e, raw, run->path[0] || o.act == SE_CREATED ||
-		   o.act == SE_REPLACED ? run->path : raw, type, o);
+	entry_report(run, e, raw, run->path[0] || o.act == SE_CREATED ||
+		     o.act == SE_REPLACED ? run->path : raw, type, o);
 	if (o.fatal)
-		return stop_at(run, a, raw, o);
+		return run_stop_at(run, a, raw, o);
 	if (run->fatal)
 		return -ECANCELED;
 	if (o.act == SE_REFUSED || o.act == SE_FAILED)
@@ -572,6 +626,10 @@ SE_EXPORT int se_run_archive(se_run *run, struct archive *a)
 		r = archive_read_next_header(a, &e);
 		if (r == ARCHIVE_EOF)
 			break;
+		/* The files before a damaged header are placed and reported
+		 * before it is. */
+		if (r != ARCHIVE_OK && r != ARCHIVE_WARN && !writers_collect(run, true))
+			return -ECANCELED;
 		/* ARCHIVE_RETRY is a damaged header that libarchive would skip
 		 * past: a corrupt archive, so stop rather than guess. */
 		if (r != ARCHIVE_OK && r != ARCHIVE_WARN) {
@@ -595,6 +653,9 @@ SE_EXPORT int se_run_archive(se_run *run, struct archive *a)
 		if (ret < 0)
 			return ret;
 	}
+	/* Every file of this archive at its name before the call returns. */
+	if (!writers_collect(run, true))
+		return -ECANCELED;
 	/* The whole input is checked before anything is committed: a gzip
 	 * trailer that does not match stops a --durable run before its
 	 * renames. */
@@ -616,6 +677,8 @@ SE_EXPORT int se_run_finish(se_run *run)
 		run_log(run, SE_LOG_ERROR, "interrupted before the end of the run");
 		run->fatal = true;
 	}
+	if (!run->fatal)
+		writers_collect(run, true);
 	if (!run->fatal && !(run->opts & SE_OPT_DRY_RUN) && !write_finish(run))
 		run->fatal = true;
 	if (run->fatal)

@@ -217,7 +217,7 @@ void finish_dirs(se_run *run)
 			o = fail("directory was replaced during extraction; its metadata is not applied",
 				 ESTALE);
 		else
-			o = apply_fd_metadata(run, fd, false, &d->own, (mode_t)-1,
+			o = apply_fd_metadata(run->reason, fd, false, &d->own, (mode_t)-1,
 					      d->xattrs, d->times);
 		if (fd >= 0)
 			close(fd);

@@ -27,7 +27,7 @@ bool linked_has(se_run *run, const struct stat *st)
 }
 
 
-static void linked_add(se_run *run, int fd)
+void linked_add(se_run *run, int fd)
 {
 	struct stat st;
 
@@ -168,8 +168,122 @@ struct outcome copy_data(se_run *run, struct archive_entry *e,
 }
 
 
+/* Write N bytes at OFFSET into FD: 0 or an errno value. */
+static int pwrite_all(int fd, const unsigned char *p, size_t n, off_t offset)
+{
+	while (n > 0) {
+		ssize_t w = pwrite(fd, p, n, offset);
+
+		if (w < 0 && errno == EINTR)
+			continue;
+		if (w <= 0)
+			return w < 0 ? errno : EIO;
+		p += w;
+		n -= (size_t)w;
+		offset += w;
+	}
+	return 0;
+}
+
+/*
+ * The entry's data into memory, for a writer thread (writers.c): SIZE
+ * bytes as its header says, holes as zeros.  Data that runs past SIZE
+ * (a damaged header) is not held in memory: what came so far and the
+ * rest are written into FD here, and *DATA is NULL.  The outcomes are
+ * copy_data()'s.
+ */
+struct outcome read_data(se_run *run, struct archive_entry *e, size_t size,
+			 int fd, unsigned char **data, size_t *len)
+{
+	unsigned char *buf = malloc(size ? size : 1);
+	size_t end = 0;
+	uint64_t direct = 0;	/* bytes written here, past the buffer */
+
+	*data = NULL;
+	*len = 0;
+	if (!buf)
+		return (struct outcome){ SE_FAILED, "out of memory", ENOMEM, true };
+	for (;;) {
+		const void *b;
+		size_t n;
+		la_int64_t offset;
+		int r;
+
+		if (run->cancelled) {
+			free(buf);
+			return (struct outcome){ SE_FAILED, "interrupted", EINTR, true };
+		}
+		r = archive_read_data_block(run->ar, &b, &n, &offset);
+		if (r == ARCHIVE_EOF)
+			break;
+		if (r < ARCHIVE_OK || offset < 0) {
+			struct outcome o;
+
+			free(buf);
+			snprintf(run->reason, sizeof(run->reason), "%s%s",
+				 r == ARCHIVE_WARN ? "data damaged: " : "",
+				 run_archive_msg(run->ar));
+			o = fail(run->reason, 0);
+			o.fatal = r < ARCHIVE_WARN;
+			return o;
+		}
+		if (buf && (uint64_t)offset + n > size) {
+			int err = pwrite_all(fd, buf, end, 0);
+
+			free(buf);
+			buf = NULL;
+			if (err) {
+				struct outcome o = fail("cannot write data", err);
+
+				o.fatal = dest_unusable(err);
+				return o;
+			}
+			direct = end;
+		}
+		if (!buf) {
+			int err = pwrite_all(fd, b, n, (off_t)offset);
+
+			if (err) {
+				struct outcome o = fail("cannot write data", err);
+
+				o.fatal = dest_unusable(err);
+				return o;
+			}
+			direct += n;
+			if ((uint64_t)offset + n > end)
+				end = (size_t)offset + n;
+			continue;
+		}
+		if ((size_t)offset > end)
+			memset(buf + end, 0, (size_t)offset - end);
+		memcpy(buf + offset, b, n);
+		if ((size_t)offset + n > end)
+			end = (size_t)offset + n;
+	}
+	if (!buf) {
+		run->bytes += direct;
+		run->entry_bytes = direct;
+		return ok(SE_CREATED);
+	}
+	if (end < size)
+		memset(buf + end, 0, size - end);
+	*data = buf;
+	*len = size;
+	return ok(SE_CREATED);
+}
+
+
 struct outcome write_regular(se_run *run, struct archive_entry *e,
 			     const char *path)
+{
+	if (run->jobs > 1)
+		return writers_regular(run, e, path);
+	return write_regular_here(run, e, path);
+}
+
+
+struct outcome write_regular_here(se_run *run, struct archive_entry *e,
+				  const char *path)
 {
 	struct owner_plan own = plan_owner(run, e);
 	struct timespec ts[2];
@@ -183,7 +297,7 @@ struct outcome write_regular(se_run *run, struct archive_entry *e,
 	if (dirfd < 0)
 		return o;
 
-	fd = create_tmp(dirfd, tmp, own.mode);
+	fd = create_tmp(run, dirfd, tmp, own.mode);
 	if (fd < 0) {
 		o = resolve_outcome(run, -fd);
 		close(dirfd);
@@ -199,7 +313,7 @@ struct outcome write_regular(se_run *run, struct archive_entry *e,
 		attrs = entry_attrs(run, e, &own);
 		entry_times(run, e, ts);
 		/* The kernel applied the process's umask at creation. */
-		meta = apply_fd_metadata(run, fd, false, &own,
+		meta = apply_fd_metadata(run->reason, fd, false, &own,
 					 own.mode & 0777 & ~run->proc_umask, attrs, ts);
 		attr_free(attrs);
 	}

@@ -67,7 +67,7 @@ static struct outcome make_at(se_run *run, struct archive_entry *e,
 		}
 		act = SE_REPLACED;
 	}
-	tmp_name(tmp);
+	tmp_name(run, tmp);
 	if (make(run, e, target, dirfd, tmp) < 0) {
 		o = resolve_outcome(run, errno);
 		goto fail;
@@ -179,7 +179,7 @@ static struct outcome fill_linked(se_run *run, struct archive_entry *e,
 	if (o.act == SE_CREATED) {
 		attrs = entry_attrs(run, e, &own);
 		entry_times(run, e, ts);
-		meta = apply_fd_metadata(run, fd, false, &own, (mode_t)-1, attrs, ts);
+		meta = apply_fd_metadata(run->reason, fd, false, &own, (mode_t)-1, attrs, ts);
 		attr_free(attrs);
 	}
 	close(fd);

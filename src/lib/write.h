@@ -67,8 +67,8 @@ int entry_parent(se_run *run, struct archive_entry *e, const char *path,
 		 const char **leaf, struct outcome *o);
 bool dest_unusable(int err);
 struct outcome resolve_outcome(se_run *run, int err);
-void tmp_name(char out[32]);
-int create_tmp(int dirfd, char tmp[32], mode_t mode);
+void tmp_name(se_run *run, char out[32]);
+int create_tmp(se_run *run, int dirfd, char tmp[32], mode_t mode);
 int remove_empty_dir(se_run *run, int dirfd, const char *leaf,
 		     const char *path);
 struct outcome dir_in_way(int err);
@@ -96,7 +96,7 @@ struct attr_blob *entry_attrs(se_run *run, struct archive_entry *e,
 			      const struct owner_plan *own);
 
 /* metadata.c */
-struct outcome apply_fd_metadata(se_run *run, int fd, bool opath,
+struct outcome apply_fd_metadata(char reason[REASON_MAX], int fd, bool opath,
 				 const struct owner_plan *own,
 				 mode_t created_mode,
 				 const struct attr_blob *attrs,
@@ -121,7 +121,33 @@ struct outcome queue_pending(se_run *run, int dirfd, const char *tmp,
 			     const char *name, const char *type);
 
 /* write-file.c */
+struct outcome write_regular_here(se_run *run, struct archive_entry *e,
+				  const char *path);
+struct outcome read_data(se_run *run, struct archive_entry *e, size_t size,
+			 int fd, unsigned char **data, size_t *len);
+
+/* writers.c: regular files written by threads (se_run_set_jobs). */
+struct outcome writers_regular(se_run *run, struct archive_entry *e,
+			       const char *path);
+/* Is anything in flight? */
+bool writers_busy(const se_run *run);
+/* Before an entry at PATH (a hardlink's TARGET too) that is not queued:
+ * let files in flight that it could touch be placed (EVERYTHING: all of
+ * them).  False when that stopped the run. */
+bool writers_wait_for(se_run *run, const char *path, const char *target,
+		      bool everything);
+/* Queue a decided outcome behind the files in flight. */
+struct outcome writers_report(se_run *run, struct archive_entry *e,
+			      const char *name, const char *path,
+			      const char *type, struct outcome o);
+/* Place and report finished files in order (ALL: wait for every one).
+ * False when the run is stopped. */
+bool writers_collect(se_run *run, bool all);
+/* Drop what is in flight, unreported, removing its temporaries. */
+void writers_discard(se_run *run);
+void writers_free(se_run *run);
 bool linked_has(se_run *run, const struct stat *st);
+void linked_add(se_run *run, int fd);
 struct outcome copy_data(se_run *run, struct archive_entry *e, int fd);
 
 #endif
