@@ -42,6 +42,7 @@ EXTRA_DIST += \
 	bench/run
 include tests/hardening/local.mk
 include tests/fuzz/local.mk
+include tests/archives/local.mk
 
 # libsafe-extract through its public header and the shared library
 # (tests/api/): every function, the callbacks, several archives in one
