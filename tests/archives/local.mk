@@ -5,4 +5,5 @@
 # mount cases without root, manifest.json against its schema.
 TESTS += \
 	tests/archives/verdict.test \
-	tests/archives/mounts-without-root.test
+	tests/archives/mounts-without-root.test \
+	tests/archives/manifest-schema.test
