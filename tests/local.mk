@@ -30,6 +30,7 @@ SE_INTEGRATION_TESTS = \
 	tests/durable.test \
 	tests/concurrent-attack.test \
 	tests/equivalence.test \
+	tests/jobs.test \
 	tests/valgrind.test
 
 TESTS += $(SE_INTEGRATION_TESTS)

@@ -1050,6 +1050,70 @@ static void helpers(void)
 	       "se_version: %s", se_version());
 }
 
+/* AFTER callbacks of a run with writer threads, in the order they came. */
+struct order {
+	char names[300][16];
+	int n;
+	bool all_there;		/* every earlier file at its name in AFTER */
+};
+
+static int order_cb(void *data, struct se_entry *e)
+{
+	struct order *o = data;
+
+	if (e->stage != SE_AFTER || o->n >= 300)
+		return SE_CONTINUE;
+	snprintf(o->names[o->n++], sizeof(o->names[0]), "%s", e->name);
+	return SE_CONTINUE;
+}
+
+static void jobs_keep_archive_order(void)
+{
+	static char names[240][16], data[240][16];
+	struct member m[242];
+	struct order o = { .n = 0 };
+	struct se_stats st = { .size = sizeof(st) };
+	struct job j;
+	bool in_order = true, present = true;
+	int r, v, k = 0;
+
+	for (int i = 0; i < 240; i++) {
+		snprintf(names[i], sizeof(names[i]), "d%d/f%03d", i % 5, i);
+		snprintf(data[i], sizeof(data[i]), "data %d\n", i);
+		m[k++] = (struct member){ 'f', names[i], data[i] };
+		if (i == 120)	/* a refusal among the files in flight */
+			m[k++] = (struct member){ 'f', "../escape", "no\n" };
+	}
+	m[k] = (struct member){ 0, NULL, NULL };
+
+	job_start(&j, true, 0, 0, NULL);
+	tap_ok(se_run_set_jobs(j.run, 0) == -EINVAL &&
+	       se_run_set_jobs(j.run, SE_JOBS_MAX + 1) == -EINVAL &&
+	       se_run_set_xz_memlimit(j.run, 0) == -EINVAL,
+	       "se_run_set_jobs: 0 and more than SE_JOBS_MAX are EINVAL; no xz memory is EINVAL");
+	tap_ok(se_run_set_jobs(j.run, 4) == 0, "se_run_set_jobs(4)");
+	se_run_set_callback(j.run, order_cb, &o);
+	r = job_feed(&j, m);
+	/* se_run_archive returns with every file of the archive placed. */
+	for (int i = 0; i < 240; i++)
+		present &= has_content(names[i], data[i]);
+	v = se_run_finish(j.run);
+	se_run_stats(j.run, &st);
+	for (int i = 0, n = 0; i < k; i++, n++)
+		if (n >= o.n || strcmp(o.names[n], m[i].name) != 0)
+			in_order = false;
+	job_end(&j);
+	tap_ok(r == 0 && v == 1, "four writers: the archive read to its end, verdict 1 for the refusal (%d, %d)",
+	       r, v);
+	tap_ok(o.n == k && in_order, "four writers: one AFTER per entry, in archive order (%d of %d)",
+	       o.n, k);
+	tap_ok(present, "four writers: every file at its name when se_run_archive returns");
+	tap_ok(st.entries == (uint64_t)k && st.refused == 1 && st.failed == 0,
+	       "four writers: counters as with one (%llu entries, %llu refused)",
+	       (unsigned long long)st.entries, (unsigned long long)st.refused);
+	tap_ok(count_temps(dest) == 0, "four writers: no temporaries");
+}
+
 static void (*const cases[])(void) = {
 	root_open_missing_directory,
 	root_open_two_forced_backends_is_einval,
@@ -1080,6 +1144,7 @@ static void (*const cases[])(void) = {
 	dry_run_without_root_writes_nothing,
 	sha256_of_written_data,
 	sandbox_confines_the_caller,
+	jobs_keep_archive_order,
 	helpers,
 };
 

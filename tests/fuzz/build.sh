@@ -44,6 +44,8 @@ fi
 : "${LIBARCHIVE_LIBS=$(pkg-config --libs libarchive 2>/dev/null || echo -larchive)}"
 : "${ZLIB_CFLAGS=$(pkg-config --cflags zlib 2>/dev/null)}"
 : "${ZLIB_LIBS=$(pkg-config --libs zlib 2>/dev/null || echo -lz)}"
+# xz and zstd decoding (src/lib/decode.c), threads.
+: "${DECODE_LIBS=$(pkg-config --libs liblzma libzstd 2>/dev/null || echo -llzma -lzstd) -pthread}"
 
 mkdir -p "$(dirname "$out")" || exit 1
 tmp=$out.tmp.$$
@@ -51,7 +53,7 @@ tmp=$out.tmp.$$
 "$CLANG" -fsanitize=fuzzer,address,undefined -fno-sanitize-recover=undefined \
 	-fno-omit-frame-pointer -g -O1 -Wall -Wextra -Wno-unused-parameter \
 	-I"$builddir" -I"$srcdir/include" -I"$srcdir/src/cli" $LIBARCHIVE_CFLAGS $ZLIB_CFLAGS \
-	${FUZZ_CFLAGS:-} -o "$tmp" "$harness" "$@" $LIBARCHIVE_LIBS $ZLIB_LIBS -lz
+	${FUZZ_CFLAGS:-} -o "$tmp" "$harness" "$@" $LIBARCHIVE_LIBS $ZLIB_LIBS $DECODE_LIBS -lz
 rc=$?
 if [ $rc -ne 0 ]; then
 	rm -f "$tmp"
