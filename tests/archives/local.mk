@@ -23,6 +23,7 @@ dist_corpus_SCRIPTS = tests/archives/run
 corpusbindir = $(bindir)
 corpusbin_SCRIPTS = tests/archives/safe-extract-corpus
 CLEANFILES += tests/archives/safe-extract-corpus
+dist_man_MANS += tests/archives/safe-extract-corpus.1
 
 tests/archives/safe-extract-corpus: $(srcdir)/tests/archives/safe-extract-corpus.in Makefile
 	$(AM_V_GEN)$(MKDIR_P) tests/archives && \
@@ -42,7 +43,7 @@ install-corpus-archives:
 		$(MKDIR_P) '$(DESTDIR)$(corpusdir)/adapters' && \
 		for f in $(srcdir)/tests/archives/adapters/*; do \
 			case $$f in \
-			*.c|*.md|*.json) $(INSTALL_DATA) "$$f" '$(DESTDIR)$(corpusdir)/adapters/' ;; \
+			*.c|*.md|*.json|*.js) $(INSTALL_DATA) "$$f" '$(DESTDIR)$(corpusdir)/adapters/' ;; \
 			*) $(INSTALL_SCRIPT) "$$f" '$(DESTDIR)$(corpusdir)/adapters/' ;; \
 			esac || exit 1; \
 		done; \
