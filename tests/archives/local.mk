@@ -6,7 +6,8 @@
 TESTS += \
 	tests/archives/verdict.test \
 	tests/archives/mounts-without-root.test \
-	tests/archives/manifest-schema.test
+	tests/archives/manifest-schema.test \
+	tests/archives/adapters.test
 
 # make install: the corpus, its manifests, the runner and the adapters in
 # $(datadir)/safe-extract/corpus, and the runner on the PATH as
