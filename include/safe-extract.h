@@ -236,7 +236,8 @@ struct se_entry {
 	enum se_stage stage;
 	/* BEFORE: the caller may change name, owner, mode, xattrs.  AFTER:
 	 * the entry as read, or NULL for outcomes settled at the end of the
-	 * run (deferred directory metadata, --durable renames). */
+	 * run (deferred directory metadata, --durable renames) and for every
+	 * entry of a run with se_run_set_jobs() > 1. */
 	struct archive_entry *entry;
 	const char *path;		/* AFTER: the cleaned name used (the raw name if refused before cleaning) */
 	enum se_action action;		/* AFTER */

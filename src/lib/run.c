@@ -103,7 +103,9 @@ void run_report(se_run *run, struct archive_entry *e, const char *name,
 		struct se_entry se = {
 			.size = sizeof(se),
 			.stage = SE_AFTER,
-			.entry = e,
+			/* With writer threads the header is gone by the time a
+			 * file is placed: none, for every entry alike. */
+			.entry = run->jobs > 1 ? NULL : e,
 			.path = path,
 			.action = o.act,
 			.error = o.err,

@@ -186,40 +186,35 @@ static int pwrite_all(int fd, const unsigned char *p, size_t n, off_t offset)
 }
 
 /*
- * The entry's data into memory, for a writer thread (writers.c): SIZE
- * bytes as its header says, holes as zeros.  Data that runs past SIZE
- * (a damaged header) is not held in memory: what came so far and the
- * rest are written into FD here, and *DATA is NULL.  The outcomes are
+ * The entry's data into BUF, for a writer thread (writers.c): SIZE bytes
+ * as its header says, holes as zeros.  Data that runs past SIZE (a
+ * damaged header) is not held in memory: what came so far and the rest
+ * are written into FD here, and *DATA is NULL.  The outcomes are
  * copy_data()'s.
  */
 struct outcome read_data(se_run *run, struct archive_entry *e, size_t size,
-			 int fd, unsigned char **data, size_t *len)
+			 int fd, unsigned char *buf, unsigned char **data,
+			 size_t *len)
 {
-	unsigned char *buf = malloc(size ? size : 1);
 	size_t end = 0;
 	uint64_t direct = 0;	/* bytes written here, past the buffer */
 
 	*data = NULL;
 	*len = 0;
-	if (!buf)
-		return (struct outcome){ SE_FAILED, "out of memory", ENOMEM, true };
 	for (;;) {
 		const void *b;
 		size_t n;
 		la_int64_t offset;
 		int r;
 
-		if (run->cancelled) {
-			free(buf);
+		if (run->cancelled)
 			return (struct outcome){ SE_FAILED, "interrupted", EINTR, true };
-		}
 		r = archive_read_data_block(run->ar, &b, &n, &offset);
 		if (r == ARCHIVE_EOF)
 			break;
 		if (r < ARCHIVE_OK || offset < 0) {
 			struct outcome o;
 
-			free(buf);
 			snprintf(run->reason, sizeof(run->reason), "%s%s",
 				 r == ARCHIVE_WARN ? "data damaged: " : "",
 				 run_archive_msg(run->ar));
@@ -230,7 +225,6 @@ struct outcome read_data(se_run *run, struct archive_entry *e, size_t size,
 		if (buf && (uint64_t)offset + n > size) {
 			int err = pwrite_all(fd, buf, end, 0);
 
-			free(buf);
 			buf = NULL;
 			if (err) {
 				struct outcome o = fail("cannot write data", err);
@@ -254,6 +248,8 @@ struct outcome read_data(se_run *run, struct archive_entry *e, size_t size,
 				end = (size_t)offset + n;
 			continue;
 		}
+		if (n == 0)
+			continue;	/* an empty block may have no buffer */
 		if ((size_t)offset > end)
 			memset(buf + end, 0, (size_t)offset - end);
 		memcpy(buf + offset, b, n);

@@ -124,7 +124,8 @@ struct outcome queue_pending(se_run *run, int dirfd, const char *tmp,
 struct outcome write_regular_here(se_run *run, struct archive_entry *e,
 				  const char *path);
 struct outcome read_data(se_run *run, struct archive_entry *e, size_t size,
-			 int fd, unsigned char **data, size_t *len);
+			 int fd, unsigned char *buf, unsigned char **data,
+			 size_t *len);
 
 /* writers.c: regular files written by threads (se_run_set_jobs). */
 struct outcome writers_regular(se_run *run, struct archive_entry *e,

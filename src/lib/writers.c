@@ -33,8 +33,11 @@
 #include "write.h"
 
 #define QUEUE_MAX 64			/* records in flight */
-#define BUDGET (4u << 20)		/* their data, in all */
+#define ARENA (4u << 20)		/* their data, in all */
 #define JOB_DATA_MAX (1u << 20)		/* larger files: written in the run's thread */
+/* Idle writers are woken for this many queued files, or when the run's
+ * thread waits: one wake-up per file cost more than the writing saved. */
+#define WAKE_BATCH 8
 
 enum job_state { J_QUEUED, J_RUNNING, J_DONE };
 
@@ -45,9 +48,9 @@ struct job {
 	char tmp[32];
 	char *path, *leaf, *name;
 	const char *type;
-	struct archive_entry *entry;	/* a copy, for the callback */
 	unsigned char *data;		/* written at offset 0; NULL: written */
 	size_t len;
+	size_t taken;			/* of the arena, with the gap before it */
 	bool digest;			/* SE_OPT_SHA256 over data */
 	struct owner_plan own;
 	mode_t created_mode;
@@ -72,8 +75,18 @@ struct writers {
 	struct job *ring[QUEUE_MAX];
 	unsigned int head, count;	/* records in archive order */
 	unsigned int started;		/* of them, taken by a writer */
-	size_t data_bytes;		/* of the queued jobs' buffers */
+	/*
+	 * The jobs' data, one after the other in a ring that is allocated
+	 * once: records are finished in the order they were queued, so
+	 * space is given back in the order it was taken.  No malloc and
+	 * free per file, which cost page faults, zeroed pages and unmaps
+	 * that stop every thread.
+	 */
+	unsigned char *arena;
+	size_t tail, used;		/* next free byte; bytes taken */
 	bool stop, skip;		/* end the threads; drop queued work */
+	unsigned int idle;		/* writers waiting for work */
+	bool waiting;			/* the run's thread waits for one */
 	/* Names in flight, and every directory above one, for the waits. */
 	struct map names, above;
 };
@@ -121,8 +134,6 @@ static void job_write(struct writers *w, struct job *j)
 		j->o.fatal = dest_unusable(j->o.err);
 	}
 	j->fd = -1;
-	free(j->data);
-	j->data = NULL;
 }
 
 static void *writer_main(void *arg)
@@ -133,15 +144,19 @@ static void *writer_main(void *arg)
 	for (;;) {
 		struct job *j;
 
-		while (!w->stop && w->started == w->count)
+		while (!w->stop && w->started == w->count) {
+			w->idle++;
 			pthread_cond_wait(&w->work, &w->mu);
+			w->idle--;
+		}
 		if (w->stop)
 			break;
 		j = w->ring[(w->head + w->started) % QUEUE_MAX];
 		w->started++;
 		if (j->report_only) {
 			j->state = J_DONE;
-			pthread_cond_broadcast(&w->done);
+			if (w->waiting)
+				pthread_cond_broadcast(&w->done);
 			continue;
 		}
 		j->state = J_RUNNING;
@@ -149,7 +164,9 @@ static void *writer_main(void *arg)
 		job_write(w, j);
 		pthread_mutex_lock(&w->mu);
 		j->state = J_DONE;
-		pthread_cond_broadcast(&w->done);
+		/* Wake the run's thread only when it waits. */
+		if (w->waiting)
+			pthread_cond_broadcast(&w->done);
 	}
 	pthread_mutex_unlock(&w->mu);
 	return NULL;
@@ -168,7 +185,10 @@ static struct writers *writers_get(se_run *run)
 	if (!w)
 		return NULL;
 	w->threads = calloc(run->jobs, sizeof(*w->threads));
-	if (!w->threads) {
+	w->arena = malloc(ARENA);
+	if (!w->threads || !w->arena) {
+		free(w->threads);
+		free(w->arena);
 		free(w);
 		return NULL;
 	}
@@ -189,6 +209,7 @@ static struct writers *writers_get(se_run *run)
 		pthread_cond_destroy(&w->work);
 		pthread_cond_destroy(&w->done);
 		free(w->threads);
+		free(w->arena);
 		free(w);
 		return NULL;
 	}
@@ -257,10 +278,7 @@ static void job_free(struct job *j)
 	free(j->path);
 	free(j->leaf);
 	free(j->name);
-	free(j->data);
 	attr_free(j->attrs);
-	if (j->entry)
-		archive_entry_free(j->entry);
 	free(j);
 }
 
@@ -294,7 +312,7 @@ static void job_finish(se_run *run, struct job *j)
 	run->have_digest = j->have_sha;
 	if (j->have_sha)
 		memcpy(run->digest, j->sha, sizeof(run->digest));
-	run_report(run, j->entry, j->name, path, j->type, o);
+	run_report(run, NULL, j->name, path, j->type, o);
 	if (o.fatal && !run->fatal)
 		run_stop_at(run, run->ar, j->name, o);
 }
@@ -315,7 +333,9 @@ static void drop_all(se_run *run)
 				busy = true;
 		if (!busy)
 			break;
+		w->waiting = true;
 		pthread_cond_wait(&w->done, &w->mu);
+		w->waiting = false;
 	}
 	while (w->count > 0) {
 		struct job *j = w->ring[w->head];
@@ -333,7 +353,7 @@ static void drop_all(se_run *run)
 		}
 		job_free(j);
 	}
-	w->data_bytes = 0;
+	w->used = w->tail = 0;
 	w->skip = false;
 	pthread_mutex_unlock(&w->mu);
 }
@@ -346,8 +366,14 @@ static bool collect_one(se_run *run, bool wait)
 	struct job *j;
 
 	pthread_mutex_lock(&w->mu);
-	while (w->count > 0 && w->ring[w->head]->state != J_DONE && wait)
+	while (w->count > 0 && w->ring[w->head]->state != J_DONE && wait) {
+		/* Files not taken yet while writers sleep: wake them all. */
+		if (w->idle > 0 && w->started < w->count)
+			pthread_cond_broadcast(&w->work);
+		w->waiting = true;
 		pthread_cond_wait(&w->done, &w->mu);
+		w->waiting = false;
+	}
 	if (w->count == 0 || w->ring[w->head]->state != J_DONE) {
 		pthread_mutex_unlock(&w->mu);
 		return false;
@@ -356,7 +382,9 @@ static bool collect_one(se_run *run, bool wait)
 	w->head = (w->head + 1) % QUEUE_MAX;
 	w->count--;
 	w->started--;
-	w->data_bytes -= j->len;
+	w->used -= j->taken;
+	if (w->used == 0)
+		w->tail = 0;
 	pthread_mutex_unlock(&w->mu);
 	job_finish(run, j);
 	job_free(j);
@@ -404,8 +432,45 @@ void writers_free(se_run *run)
 	map_free(&w->names);
 	map_free(&w->above);
 	free(w->threads);
+	free(w->arena);
 	free(w);
 	run->writers = NULL;
+}
+
+/*
+ * Where BYTES would go in the arena: its offset, and in *TAKE what it
+ * uses up (with the unused end of the ring when it starts over at 0);
+ * or (size_t)-1 when it does not fit now.  The free space runs from
+ * tail to the oldest job's data, going round.
+ */
+static size_t arena_fit(const struct writers *w, size_t bytes, size_t *take)
+{
+	size_t head = (w->tail + ARENA - w->used % ARENA) % ARENA;
+
+	if (w->used == 0) {
+		*take = bytes;
+		return 0;
+	}
+	if (head < w->tail || (head == w->tail && w->used == ARENA)) {
+		/* [tail, ARENA) and [0, head) are free */
+		if (head == w->tail)
+			return (size_t)-1;
+		if (ARENA - w->tail >= bytes) {
+			*take = bytes;
+			return w->tail;
+		}
+		if (head >= bytes) {
+			*take = ARENA - w->tail + bytes;
+			return 0;
+		}
+		return (size_t)-1;
+	}
+	/* [tail, head) is free */
+	if (head - w->tail >= bytes) {
+		*take = bytes;
+		return w->tail;
+	}
+	return (size_t)-1;
 }
 
 /* Room for one more record with BYTES of data: finish older ones first.
@@ -413,11 +478,22 @@ void writers_free(se_run *run)
 static bool make_room(se_run *run, size_t bytes)
 {
 	struct writers *w = run->writers;
+	size_t take;
 
 	while (!run->fatal && w->count > 0 &&
-	       (w->count == QUEUE_MAX || w->data_bytes + bytes > BUDGET))
+	       (w->count == QUEUE_MAX || arena_fit(w, bytes, &take) == (size_t)-1))
 		collect_one(run, true);
 	return writers_collect(run, false);
+}
+
+/* BYTES of the arena for J (make_room made the room). */
+static unsigned char *arena_take(struct writers *w, struct job *j, size_t bytes)
+{
+	size_t off = arena_fit(w, bytes, &j->taken);
+
+	w->tail = (off + bytes) % ARENA;
+	w->used += j->taken;
+	return w->arena + off;
 }
 
 static void submit(se_run *run, struct job *j)
@@ -428,13 +504,13 @@ static void submit(se_run *run, struct job *j)
 	pthread_mutex_lock(&w->mu);
 	w->ring[(w->head + w->count) % QUEUE_MAX] = j;
 	w->count++;
-	w->data_bytes += j->len;
 	if (j->report_only && w->started == w->count - 1) {
 		/* Nothing for a writer to do. */
 		j->state = J_DONE;
 		w->started++;
+	} else if (w->idle > 0 && w->count - w->started >= WAKE_BATCH) {
+		pthread_cond_signal(&w->work);
 	}
-	pthread_cond_signal(&w->work);
 	pthread_mutex_unlock(&w->mu);
 }
 
@@ -476,8 +552,6 @@ struct outcome writers_report(se_run *run, struct archive_entry *e,
 	j->counted = true;
 	j->have_sha = run->have_digest;
 	memcpy(j->sha, run->digest, sizeof(j->sha));
-	if (run->cb && e)
-		j->entry = archive_entry_clone(e);
 	if (!make_room(run, 0)) {
 		job_free(j);
 		return queued_outcome();
@@ -538,7 +612,8 @@ struct outcome writers_regular(se_run *run, struct archive_entry *e,
 
 	j->o = ok(SE_CREATED);
 	if (buffered) {
-		o = read_data(run, e, (size_t)size, j->fd, &j->data, &j->len);
+		o = read_data(run, e, (size_t)size, j->fd,
+			      arena_take(run->writers, j, (size_t)size), &j->data, &j->len);
 		j->digest = run->opts & SE_OPT_SHA256;
 		if (!j->data) {
 			j->bytes = run->entry_bytes;
@@ -565,8 +640,6 @@ struct outcome writers_regular(se_run *run, struct archive_entry *e,
 	j->created_mode = own.mode & 0777 & ~run->proc_umask;
 	j->attrs = entry_attrs(run, e, &own);
 	entry_times(run, e, j->ts);
-	if (run->cb)
-		j->entry = archive_entry_clone(e);
 	names_count(run->writers, path, +1);
 	submit(run, j);
 	return queued_outcome();
