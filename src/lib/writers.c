@@ -33,8 +33,8 @@
 #include "write.h"
 
 #define QUEUE_MAX 64			/* records in flight */
-#define ARENA (4u << 20)		/* their data, in all */
-#define JOB_DATA_MAX (1u << 20)		/* larger files: written in the run's thread */
+#define ARENA (2u << 20)		/* their data, in all */
+#define JOB_DATA_MAX (512u << 10)	/* larger files: written in the run's thread */
 /* Idle writers are woken for this many queued files, or when the run's
  * thread waits: one wake-up per file cost more than the writing saved. */
 #define WAKE_BATCH 8
