@@ -3,6 +3,9 @@
  * the run writes: gzip through zlib (every member's CRC32 and size checked),
  * xz through liblzma's multi-threaded decoder, zstd through libzstd.
  *
+ * With one job (se_run_set_jobs), the same decoders run in the caller's
+ * thread, one block at a time, and no thread is started.
+ *
  * libarchive then sees plain bytes and only parses the format.  Its own
  * decoders run in the thread that writes, so decoding and writing took
  * turns; here they overlap, and xz uses every CPU.  Decoded data is handed
@@ -14,6 +17,7 @@
 #include <errno.h>
 #include <lzma.h>
 #include <pthread.h>
+#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -370,8 +374,15 @@ int decode_start(struct decoder **out, const struct decode_opts *o,
 	default:
 		err = EINVAL;
 	}
-	if (!err) {
+	if (!err && o->thread) {
+		/* The thread takes no signals: the caller's handlers run
+		 * where they would without it. */
+		sigset_t all, old;
+
+		sigfillset(&all);
+		pthread_sigmask(SIG_SETMASK, &all, &old);
 		err = pthread_create(&d->thread, NULL, decoder_main, d);
+		pthread_sigmask(SIG_SETMASK, &old, NULL);
 		d->running = !err;
 	}
 	if (err) {
@@ -390,6 +401,21 @@ ssize_t decode_read(struct decoder *d, const void **buf, int *err,
 {
 	ssize_t n = 0;
 
+	if (!d->running) {
+		/* One thread: decode the next block here. */
+		if (d->eof)
+			return 0;
+		n = *d->cancelled ? failure(d, EINTR, "interrupted", NULL) :
+		    produce(d, d->buf[0], OUT_BLOCK);
+		if (n < 0) {
+			*err = d->err;
+			*msg = d->msg;
+		} else if (n == 0) {
+			d->eof = true;
+		}
+		*buf = d->buf[0];
+		return n;
+	}
 	pthread_mutex_lock(&d->mu);
 	if (d->held) {
 		d->head = (d->head + 1) % RING;

@@ -23,6 +23,7 @@ struct decode_opts {
 	dec_raw_fn *raw;
 	void *raw_ctx;
 	volatile sig_atomic_t *cancelled;	/* the run's cancel flag */
+	bool thread;				/* decode in a thread of its own */
 	unsigned int threads;			/* xz: decoder threads */
 	uint64_t memlimit;			/* xz: above it, one thread */
 	uint64_t memlimit_stop;			/* xz: above it, an error */
