@@ -15,6 +15,7 @@
  *   xattr.c        extended attributes and ACLs, and the namespace policy
  *   metadata.c     applying all of that through the object's fd
  *   durable.c      --durable: renames that wait for the first syncfs
+ *   writers.c      --jobs: threads that write files' data and metadata
  */
 #ifndef SAFE_EXTRACT_WRITE_H
 #define SAFE_EXTRACT_WRITE_H
