@@ -120,17 +120,15 @@ int entry_parent(se_run *run, struct archive_entry *e, const char *path,
 }
 
 /*
- * A temporary name nobody can predict, in the entry's own directory: the
- * first bytes of SHA-256(run key, counter).  One getrandom() per run for
+ * Temporary names nobody can predict, in the entry's own directory: the
+ * first bytes of SHA-256(run key, number).  One getrandom() per run for
  * the key rather than one per file; seeing earlier names tells nothing
- * about the next.
+ * about the next.  Numbers are handed out by the run's thread, so that a
+ * writer thread can make the name of the number it was given.
  */
-void tmp_name(se_run *run, char out[32])
+uint64_t tmp_reserve(se_run *run, unsigned int n)
 {
-	unsigned char rnd[32], block[40];
-	static const char hex[] = "0123456789abcdef";
-	size_t o = sizeof(TMP_PREFIX) - 1;
-	struct sha256 sh;
+	uint64_t first = run->tmp_seq;
 
 	if (!run->tmp_keyed) {
 		if (getrandom(run->tmp_key, sizeof(run->tmp_key), GRND_NONBLOCK) !=
@@ -149,9 +147,19 @@ void tmp_name(se_run *run, char out[32])
 		}
 		run->tmp_keyed = true;
 	}
+	run->tmp_seq += n;
+	return first;
+}
+
+void tmp_name_at(const se_run *run, uint64_t seq, char out[32])
+{
+	unsigned char rnd[32], block[40];
+	static const char hex[] = "0123456789abcdef";
+	size_t o = sizeof(TMP_PREFIX) - 1;
+	struct sha256 sh;
+
 	memcpy(block, run->tmp_key, sizeof(run->tmp_key));
-	memcpy(block + sizeof(run->tmp_key), &run->tmp_seq, sizeof(run->tmp_seq));
-	run->tmp_seq++;
+	memcpy(block + sizeof(run->tmp_key), &seq, sizeof(seq));
 	sha256_init(&sh);
 	sha256_update(&sh, block, sizeof(block));
 	sha256_final(&sh, rnd);
@@ -163,20 +171,31 @@ void tmp_name(se_run *run, char out[32])
 	out[o] = '\0';
 }
 
+void tmp_name(se_run *run, char out[32])
+{
+	tmp_name_at(run, tmp_reserve(run, 1), out);
+}
 
-/* Create a new temporary file in DIRFD: O_EXCL|O_NOFOLLOW, so a name
- * planted under us is never opened. */
-int create_tmp(se_run *run, int dirfd, char tmp[32], mode_t mode)
+/* Create a new temporary file in DIRFD with the names of numbers SEQ to
+ * SEQ + TMP_TRIES - 1: O_EXCL|O_NOFOLLOW, so a name planted under us is
+ * never opened.  Safe in a writer thread. */
+int create_tmp_at(const se_run *run, uint64_t seq, int dirfd, char tmp[32],
+		  mode_t mode)
 {
 	int fd;
 
-	for (int tries = 0;; tries++) {
-		tmp_name(run, tmp);
+	for (unsigned int tries = 0;; tries++) {
+		tmp_name_at(run, seq + tries, tmp);
 		fd = openat(dirfd, tmp, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW |
 			    O_CLOEXEC, mode & 0777);
-		if (fd >= 0 || errno != EEXIST || tries > 8)
+		if (fd >= 0 || errno != EEXIST || tries + 1 >= TMP_TRIES)
 			return fd < 0 ? -errno : fd;
 	}
+}
+
+int create_tmp(se_run *run, int dirfd, char tmp[32], mode_t mode)
+{
+	return create_tmp_at(run, tmp_reserve(run, TMP_TRIES), dirfd, tmp, mode);
 }
 
 

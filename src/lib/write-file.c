@@ -169,7 +169,7 @@ struct outcome copy_data(se_run *run, struct archive_entry *e,
 
 
 /* Write N bytes at OFFSET into FD: 0 or an errno value. */
-static int pwrite_all(int fd, const unsigned char *p, size_t n, off_t offset)
+int pwrite_all(int fd, const unsigned char *p, size_t n, off_t offset)
 {
 	while (n > 0) {
 		ssize_t w = pwrite(fd, p, n, offset);
@@ -222,6 +222,8 @@ struct outcome read_data(se_run *run, struct archive_entry *e, size_t size,
 			o.fatal = r < ARCHIVE_WARN;
 			return o;
 		}
+		if (buf && (uint64_t)offset + n > size && fd < 0)
+			return fail("data longer than the member's size", EFBIG);
 		if (buf && (uint64_t)offset + n > size) {
 			int err = pwrite_all(fd, buf, end, 0);
 

@@ -68,7 +68,12 @@ int entry_parent(se_run *run, struct archive_entry *e, const char *path,
 		 const char **leaf, struct outcome *o);
 bool dest_unusable(int err);
 struct outcome resolve_outcome(se_run *run, int err);
+#define TMP_TRIES 9
+uint64_t tmp_reserve(se_run *run, unsigned int n);
+void tmp_name_at(const se_run *run, uint64_t seq, char out[32]);
 void tmp_name(se_run *run, char out[32]);
+int create_tmp_at(const se_run *run, uint64_t seq, int dirfd, char tmp[32],
+		  mode_t mode);
 int create_tmp(se_run *run, int dirfd, char tmp[32], mode_t mode);
 int remove_empty_dir(se_run *run, int dirfd, const char *leaf,
 		     const char *path);
@@ -124,6 +129,8 @@ struct outcome queue_pending(se_run *run, int dirfd, const char *tmp,
 /* write-file.c */
 struct outcome write_regular_here(se_run *run, struct archive_entry *e,
 				  const char *path);
+/* Write N bytes at OFFSET into FD: 0 or an errno value. */
+int pwrite_all(int fd, const unsigned char *p, size_t n, off_t offset);
 struct outcome read_data(se_run *run, struct archive_entry *e, size_t size,
 			 int fd, unsigned char *buf, unsigned char **data,
 			 size_t *len);

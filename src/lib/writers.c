@@ -10,6 +10,11 @@
  * the one resolution module keeps its single caller, and no name can be
  * looked up or replaced in another order than the archive's.
  *
+ * A file larger than a writer's buffer, or sparse, goes in chunks: each
+ * chunk is a record of its own, written at its offset by any writer, and
+ * the file's record after them; when that is placed, every chunk is
+ * written, and its metadata is applied then, in the run's thread.
+ *
  * Entries that could affect each other wait: an entry whose name is, or
  * is under, or is above a file still in flight first lets that file be
  * placed; hardlinks, devices, FIFOs and sockets let every file in flight
@@ -34,7 +39,8 @@
 
 #define QUEUE_MAX 64			/* records in flight */
 #define ARENA (2u << 20)		/* their data, in all */
-#define JOB_DATA_MAX (512u << 10)	/* larger files: written in the run's thread */
+#define JOB_DATA_MAX (512u << 10)	/* larger files: in chunks */
+#define CHUNK (256u << 10)
 /* Idle writers are woken for this many queued files, or when the run's
  * thread waits: one wake-up per file cost more than the writing saved. */
 #define WAKE_BATCH 8
@@ -44,6 +50,12 @@ enum job_state { J_QUEUED, J_RUNNING, J_DONE };
 struct job {
 	/* Filled in by the run's thread. */
 	bool report_only;		/* an outcome already decided */
+	struct job *file;		/* a chunk: the file it belongs to */
+	off_t offset;			/* a chunk: where its data goes */
+	bool streamed;			/* a file whose data went in chunks */
+	bool create;			/* the writer makes the temporary ... */
+	uint64_t tmp_seq;		/* ... with these names (place.c) */
+	la_int64_t trunc_to;		/* streamed: its size, when it ends in a hole */
 	int dirfd, fd;
 	char tmp[32];
 	char *path, *leaf, *name;
@@ -99,9 +111,38 @@ static void job_write(struct writers *w, struct job *j)
 	se_run *run = w->run;
 	size_t off = 0;
 
+	if (j->file) {
+		/* A chunk: its data at its offset; a failure is the file's. */
+		int err = run->cancelled || w->skip ? EINTR :
+			  pwrite_all(j->fd, j->data, j->len, j->offset);
+
+		if (err) {
+			pthread_mutex_lock(&w->mu);
+			if (j->file->o.act == SE_CREATED) {
+				j->file->o = err == EINTR ?
+					(struct outcome){ SE_FAILED, "interrupted", EINTR, true } :
+					fail("cannot write data", err);
+				j->file->o.fatal |= dest_unusable(err);
+			}
+			pthread_mutex_unlock(&w->mu);
+		}
+		return;
+	}
 	if (run->cancelled || w->skip) {
 		j->o = (struct outcome){ SE_FAILED, "interrupted", EINTR, true };
-	} else if (j->data) {
+		if (j->fd < 0)
+			return;
+	} else if (j->create) {
+		/* In the parent fd the run's thread resolved: a new name
+		 * (O_EXCL|O_NOFOLLOW), nothing looked up. */
+		j->fd = create_tmp_at(run, j->tmp_seq, j->dirfd, j->tmp, j->own.mode);
+		if (j->fd < 0) {
+			j->o = resolve_outcome(run, -j->fd);
+			j->tmp[0] = '\0';
+			return;
+		}
+	}
+	if (j->o.act == SE_CREATED && j->data) {
 		while (off < j->len) {
 			ssize_t n = pwrite(j->fd, j->data + off, j->len - off, (off_t)off);
 
@@ -153,7 +194,7 @@ static void *writer_main(void *arg)
 			break;
 		j = w->ring[(w->head + w->started) % QUEUE_MAX];
 		w->started++;
-		if (j->report_only) {
+		if (j->report_only || j->streamed) {
 			j->state = J_DONE;
 			if (w->waiting)
 				pthread_cond_broadcast(&w->done);
@@ -289,6 +330,22 @@ static void job_finish(se_run *run, struct job *j)
 	struct outcome o = j->o;
 	const char *path = j->path;
 
+	if (j->streamed) {
+		/* Every chunk is written: the rest of what a writer does. */
+		if (o.act == SE_CREATED && j->trunc_to >= 0 &&
+		    ftruncate(j->fd, j->trunc_to) < 0) {
+			o = fail("cannot set size", errno);
+			o.fatal = dest_unusable(o.err);
+		}
+		if (o.act == SE_CREATED)
+			j->meta = apply_fd_metadata(j->reason, j->fd, false, &j->own,
+						    j->created_mode, j->attrs, j->ts);
+		if (close(j->fd) < 0 && o.act == SE_CREATED) {
+			o = fail("cannot write data", errno);
+			o.fatal = dest_unusable(o.err);
+		}
+		j->fd = -1;
+	}
 	if (!j->report_only) {
 		if (o.act == SE_CREATED) {
 			if (run->opts & SE_OPT_DURABLE)
@@ -297,7 +354,7 @@ static void job_finish(se_run *run, struct job *j)
 			else
 				o = place(run, j->dirfd, j->tmp, j->leaf, j->path);
 			o = merge(o, j->meta);
-		} else {
+		} else if (j->tmp[0]) {
 			unlinkat(j->dirfd, j->tmp, 0);
 		}
 		close(j->dirfd);
@@ -344,10 +401,13 @@ static void drop_all(se_run *run)
 		w->count--;
 		if (w->started)
 			w->started--;
-		if (!j->report_only) {
+		if (j->file) {
+			/* the file's record, or its writer, owns the fd */
+		} else if (!j->report_only) {
 			if (j->fd >= 0)
 				close(j->fd);
-			unlinkat(j->dirfd, j->tmp, 0);
+			if (j->tmp[0])
+				unlinkat(j->dirfd, j->tmp, 0);
 			close(j->dirfd);
 			names_count(w, j->path, -1);
 		}
@@ -386,7 +446,8 @@ static bool collect_one(se_run *run, bool wait)
 	if (w->used == 0)
 		w->tail = 0;
 	pthread_mutex_unlock(&w->mu);
-	job_finish(run, j);
+	if (!j->file)
+		job_finish(run, j);
 	job_free(j);
 	return true;
 }
@@ -561,9 +622,102 @@ struct outcome writers_report(se_run *run, struct archive_entry *e,
 }
 
 /*
- * Read the data of regular file E into memory for a writer, or write it
- * here when it is large or sparse; then queue the file.  The name was
- * resolved and the temporary created here, in archive order.
+ * The data of a large or sparse file E, in chunks for the writers: each
+ * block where it goes (holes stay holes), as copy_data() writes it.  The
+ * chunks are queued before the file's own record J.
+ */
+static struct outcome stream_data(se_run *run, struct archive_entry *e,
+				  struct job *j)
+{
+	struct writers *w = run->writers;
+	bool digest = run->opts & SE_OPT_SHA256;
+	uint64_t digested = 0;
+	la_int64_t end = 0;
+	struct job *c = NULL;
+	struct outcome o = ok(SE_CREATED);
+	struct sha256 sh;
+
+	if (digest)
+		sha256_init(&sh);
+	for (;;) {
+		const void *buf;
+		size_t size;
+		la_int64_t offset;
+		int r;
+
+		if (run->cancelled) {
+			o = (struct outcome){ SE_FAILED, "interrupted", EINTR, true };
+			break;
+		}
+		r = archive_read_data_block(run->ar, &buf, &size, &offset);
+		if (r == ARCHIVE_EOF)
+			break;
+		if (r < ARCHIVE_OK || offset < 0) {
+			snprintf(run->reason, sizeof(run->reason), "%s%s",
+				 r == ARCHIVE_WARN ? "data damaged: " : "",
+				 run_archive_msg(run->ar));
+			o = fail(run->reason, 0);
+			o.fatal = r < ARCHIVE_WARN;
+			break;
+		}
+		if (digest && (uint64_t)offset < digested) {
+			digest = false;		/* blocks out of order: no digest */
+		} else if (digest) {
+			sha256_zeros(&sh, (uint64_t)offset - digested);
+			sha256_update(&sh, buf, size);
+			digested = (uint64_t)offset + size;
+		}
+		while (size > 0) {
+			size_t n;
+
+			if (c && (c->offset + (off_t)c->len != offset || c->len == CHUNK)) {
+				submit(run, c);
+				c = NULL;
+			}
+			if (!c) {
+				if (!make_room(run, CHUNK))
+					return queued_outcome();
+				c = calloc(1, sizeof(*c));
+				if (!c)
+					return (struct outcome){ SE_FAILED, "out of memory", ENOMEM, true };
+				c->file = j;
+				c->fd = c->dirfd = -1;
+				c->fd = j->fd;
+				c->offset = offset;
+				c->data = arena_take(w, c, CHUNK);
+			}
+			n = size < CHUNK - c->len ? size : CHUNK - c->len;
+			memcpy(c->data + c->len, buf, n);
+			c->len += n;
+			buf = (const char *)buf + n;
+			size -= n;
+			offset += (la_int64_t)n;
+			run->bytes += n;
+			run->entry_bytes += n;
+		}
+		if (offset > end)
+			end = offset;
+	}
+	if (c)
+		submit(run, c);
+	if (o.act != SE_CREATED)
+		return o;
+	j->trunc_to = archive_entry_size_is_set(e) && archive_entry_size(e) > end ?
+		      archive_entry_size(e) : -1;
+	if (digest) {
+		la_int64_t size_now = j->trunc_to >= 0 ? j->trunc_to : end;
+
+		sha256_zeros(&sh, (uint64_t)size_now - digested);
+		sha256_final(&sh, j->sha);
+		j->have_sha = true;
+	}
+	return o;
+}
+
+/*
+ * Read the data of regular file E into memory for a writer, or in chunks
+ * when it is large or sparse; then queue the file.  The name was resolved
+ * and the temporary created here, in archive order.
  */
 struct outcome writers_regular(se_run *run, struct archive_entry *e,
 			       const char *path)
@@ -599,16 +753,25 @@ struct outcome writers_regular(se_run *run, struct archive_entry *e,
 		job_free(j);
 		return (struct outcome){ SE_FAILED, "out of memory", ENOMEM, true };
 	}
-	j->fd = create_tmp(run, dirfd, j->tmp, own.mode);
-	if (j->fd < 0) {
-		o = resolve_outcome(run, -j->fd);
-		close(dirfd);
-		job_free(j);
-		return o;
+	/* A tar member's data is exactly its size: a writer can make its
+	 * temporary.  A file with other links is made here, for the later
+	 * entries that may write into it (linked_add). */
+	j->create = buffered && archive_entry_nlink(e) <= 1 &&
+		    (archive_format(run->ar) & ARCHIVE_FORMAT_BASE_MASK) == ARCHIVE_FORMAT_TAR;
+	if (j->create) {
+		j->tmp_seq = tmp_reserve(run, TMP_TRIES);
+	} else {
+		j->fd = create_tmp(run, dirfd, j->tmp, own.mode);
+		if (j->fd < 0) {
+			o = resolve_outcome(run, -j->fd);
+			close(dirfd);
+			job_free(j);
+			return o;
+		}
+		live_tmp_set(run, dirfd, j->tmp);
+		if (archive_entry_nlink(e) > 1)
+			linked_add(run, j->fd);
 	}
-	live_tmp_set(run, dirfd, j->tmp);
-	if (archive_entry_nlink(e) > 1)
-		linked_add(run, j->fd);
 
 	j->o = ok(SE_CREATED);
 	if (buffered) {
@@ -620,15 +783,29 @@ struct outcome writers_regular(se_run *run, struct archive_entry *e,
 			j->counted = true;
 		}
 	} else {
-		o = copy_data(run, e, j->fd);
+		run->entry_bytes = 0;
+		o = stream_data(run, e, j);
 		j->bytes = run->entry_bytes;
 		j->counted = true;
-		j->have_sha = run->have_digest;
-		memcpy(j->sha, run->digest, sizeof(j->sha));
+		j->streamed = true;
+		if (o.act == ACT_QUEUED || o.act != SE_CREATED) {
+			/* Chunks of it may be in flight: let them land first
+			 * (the files before it are placed and reported). */
+			bool alive = o.act != ACT_QUEUED && writers_collect(run, true);
+
+			close(j->fd);
+			unlinkat(dirfd, j->tmp, 0);
+			live_tmp_clear(run);
+			close(dirfd);
+			job_free(j);
+			return alive ? o : queued_outcome();
+		}
 	}
 	if (o.act != SE_CREATED) {
-		close(j->fd);
-		unlinkat(dirfd, j->tmp, 0);
+		if (j->fd >= 0) {
+			close(j->fd);
+			unlinkat(dirfd, j->tmp, 0);
+		}
 		live_tmp_clear(run);
 		close(dirfd);
 		job_free(j);
