@@ -679,6 +679,9 @@ SE_EXPORT int se_run_finish(se_run *run)
 		run_log(run, SE_LOG_ERROR, "interrupted before the end of the run");
 		run->fatal = true;
 	}
+	/* Files still in flight (a caller that drives se_run_entry() itself):
+	 * their archive may be freed by now, and their data is not in it. */
+	run->ar = NULL;
 	if (!run->fatal)
 		writers_collect(run, true);
 	if (!run->fatal && !(run->opts & SE_OPT_DRY_RUN) && !write_finish(run))

@@ -716,6 +716,42 @@ static void caller_owned_loop_gets_archive_error(void)
 	       n, refused_errno, r);
 }
 
+/* The caller drives se_run_entry() with writer threads and frees its
+ * reader before se_run_finish(): the files in flight do not need it. */
+static void jobs_caller_loop_frees_the_reader_before_finish(void)
+{
+	static const struct member m[] = {
+		{ 'f', "a", "one\n" }, { 'f', "b", "two\n" }, { 'd', "c", NULL },
+		{ 'f', "c/d", "three\n" }, { 0, NULL, NULL },
+	};
+	struct archive_entry *e;
+	struct archive *a = archive_read_new();
+	se_root *root;
+	se_run *run;
+	size_t len;
+	void *buf = make_tar(m, &len);
+	int r, errs = 0;
+
+	fresh_dest();
+	archive_read_support_format_tar(a);
+	archive_read_open_memory(a, buf, len);
+	if (se_root_open(dest, 0, &root) < 0)
+		abort();
+	run = se_run_new(root, 0);
+	se_run_set_jobs(run, 3);
+	while (archive_read_next_header(a, &e) == ARCHIVE_OK)
+		errs += se_run_entry(run, a, e) < 0;
+	archive_read_free(a);
+	free(buf);
+	r = se_run_finish(run);
+	se_run_free(run);
+	se_root_close(root);
+	tap_ok(errs == 0 && r == 0 && has_content("a", "one\n") && has_content("b", "two\n") &&
+	       has_content("c/d", "three\n") && count_temps(dest) == 0,
+	       "three writers, the caller's own loop, its reader freed before se_run_finish: every file placed (verdict %d)",
+	       r);
+}
+
 static void report_fd_gets_one_json_line_per_entry(void)
 {
 	int rep = memfd_create("report", MFD_CLOEXEC);
@@ -1145,6 +1181,7 @@ static void (*const cases[])(void) = {
 	sha256_of_written_data,
 	sandbox_confines_the_caller,
 	jobs_keep_archive_order,
+	jobs_caller_loop_frees_the_reader_before_finish,
 	helpers,
 };
 
