@@ -50,12 +50,21 @@ size_t map_get(const struct map *m, const char *key)
 	return s && s->key ? s->value : MAP_NONE;
 }
 
+/*
+ * A bigger table, or one of the same size without its deleted slots when
+ * they are most of it: the writer threads' names in flight are put and
+ * deleted once per file, and a table that only doubled would grow with
+ * every file of the archive.
+ */
 static bool grow(struct map *m)
 {
-	size_t cap = m->cap ? m->cap * 2 : 64;
-	struct map_slot *old = m->slots, *ns = calloc(cap, sizeof(*ns));
-	size_t oldcap = m->cap;
+	size_t live = 0, cap, oldcap = m->cap;
+	struct map_slot *old = m->slots, *ns;
 
+	for (size_t i = 0; i < oldcap; i++)
+		live += old[i].key && old[i].value != MAP_NONE;
+	cap = !oldcap ? 64 : (live + 1) * 4 > oldcap ? oldcap * 2 : oldcap;
+	ns = calloc(cap, sizeof(*ns));
 	if (!ns)
 		return false;
 	m->slots = ns;
