@@ -557,6 +557,9 @@ static unsigned char *arena_take(struct writers *w, struct job *j, size_t bytes)
 	return w->arena + off;
 }
 
+/* Queue J behind the others.  make_room() made room for it: the queue
+ * is never more than QUEUE_MAX (one more would overwrite the oldest
+ * record, which would then be finished and freed twice). */
 static void submit(se_run *run, struct job *j)
 {
 	struct writers *w = run->writers;
@@ -817,6 +820,14 @@ struct outcome writers_regular(se_run *run, struct archive_entry *e,
 	j->created_mode = own.mode & 0777 & ~run->proc_umask;
 	j->attrs = entry_attrs(run, e, &own);
 	entry_times(run, e, j->ts);
+	/* A streamed file's chunks took the room made at the start. */
+	if (j->streamed && !make_room(run, 0)) {
+		close(j->fd);
+		unlinkat(dirfd, j->tmp, 0);
+		close(dirfd);
+		job_free(j);
+		return queued_outcome();
+	}
 	names_count(run->writers, path, +1);
 	submit(run, j);
 	return queued_outcome();
