@@ -252,6 +252,7 @@ static bool finish_pending(se_run *run)
 		 * the name has cancelled this one, so -k holds here too. */
 		o = place(run, run->dirh[p->dir].fd, p->tmp, p->leaf, p->path);
 		p->tmp[0] = '\0';
+		run->have_digest = false;	/* no entry's data here */
 		if (o.act == SE_REFUSED || o.act == SE_FAILED)
 			run_report(run, NULL, p->name, p->path, p->type, o);
 		fatal = o.fatal;

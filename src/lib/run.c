@@ -113,7 +113,7 @@ void run_report(se_run *run, struct archive_entry *e, const char *name,
 			.type = type,
 			.name = name,
 			.bytes = run->entry_bytes,
-			.sha256 = e && run->have_digest ? run->digest : NULL,
+			.sha256 = run->have_digest ? run->digest : NULL,
 		};
 
 		if (run->cb(run->cb_data, &se) == SE_ABORT)

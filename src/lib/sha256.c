@@ -121,3 +121,36 @@ void sha256_final(struct sha256 *s, unsigned char out[32])
 		out[4 * i + 3] = (unsigned char)s->h[i];
 	}
 }
+
+
+void block_digest_init(struct block_digest *d, bool on)
+{
+	d->done = 0;
+	d->on = on;
+	if (on)
+		sha256_init(&d->sh);
+}
+
+void block_digest_add(struct block_digest *d, uint64_t offset, const void *p,
+		      size_t n)
+{
+	if (!d->on)
+		return;
+	if (offset < d->done) {
+		d->on = false;		/* blocks out of order: no digest */
+		return;
+	}
+	sha256_zeros(&d->sh, offset - d->done);
+	sha256_update(&d->sh, p, n);
+	d->done = offset + n;
+}
+
+bool block_digest_final(struct block_digest *d, uint64_t size,
+			unsigned char out[32])
+{
+	if (!d->on)
+		return false;
+	sha256_zeros(&d->sh, size - d->done);
+	sha256_final(&d->sh, out);
+	return true;
+}

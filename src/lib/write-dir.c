@@ -221,6 +221,7 @@ void finish_dirs(se_run *run)
 					      d->xattrs, d->times);
 		if (fd >= 0)
 			close(fd);
+		run->have_digest = false;	/* no entry's data here */
 		if (o.act == SE_REFUSED || o.act == SE_FAILED || o.act == SE_INCOMPLETE)
 			run_report(run, NULL, d->path[0] ? d->path : ".",
 				   d->path[0] ? d->path : ".", "directory", o);

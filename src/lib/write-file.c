@@ -80,12 +80,10 @@ struct outcome copy_data(se_run *run, struct archive_entry *e,
 	/* The digest covers the content as written, holes as zeros. */
 	bool digest = run->opts & SE_OPT_SHA256;
 	bool stream = fd == run->data_fd;
-	uint64_t digested = 0;
-	struct sha256 sh;
+	struct block_digest dg;
 	int r;
 
-	if (digest)
-		sha256_init(&sh);
+	block_digest_init(&dg, digest);
 	for (;;) {
 		if (run->cancelled)
 			return (struct outcome){ SE_FAILED, "interrupted", EINTR, true };
@@ -106,13 +104,7 @@ struct outcome copy_data(se_run *run, struct archive_entry *e,
 			o.fatal = true;
 			return o;
 		}
-		if (digest && (uint64_t)offset < digested) {
-			digest = false;		/* blocks out of order: no digest */
-		} else if (digest) {
-			sha256_zeros(&sh, (uint64_t)offset - digested);
-			sha256_update(&sh, buf, size);
-			digested = (uint64_t)offset + size;
-		}
+		block_digest_add(&dg, (uint64_t)offset, buf, size);
 		/* To a stream (tar -O), holes are written as zeros. */
 		if (stream && end < offset) {
 			int err = write_zeros(fd, (uint64_t)(offset - end));
@@ -155,15 +147,10 @@ struct outcome copy_data(se_run *run, struct archive_entry *e,
 		o.fatal = dest_unusable(errno);
 		return o;
 	}
-	if (digest) {
-		la_int64_t size_now = archive_entry_size_is_set(e) &&
-				      archive_entry_size(e) > end ?
-				      archive_entry_size(e) : end;
-
-		sha256_zeros(&sh, (uint64_t)size_now - digested);
-		sha256_final(&sh, run->digest);
-		run->have_digest = true;
-	}
+	if (digest)
+		run->have_digest = block_digest_final(&dg, (uint64_t)(
+			archive_entry_size_is_set(e) && archive_entry_size(e) > end ?
+			archive_entry_size(e) : end), run->digest);
 	return ok(SE_CREATED);
 }
 

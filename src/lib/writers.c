@@ -633,15 +633,12 @@ static struct outcome stream_data(se_run *run, struct archive_entry *e,
 				  struct job *j)
 {
 	struct writers *w = run->writers;
-	bool digest = run->opts & SE_OPT_SHA256;
-	uint64_t digested = 0;
 	la_int64_t end = 0;
 	struct job *c = NULL;
 	struct outcome o = ok(SE_CREATED);
-	struct sha256 sh;
+	struct block_digest dg;
 
-	if (digest)
-		sha256_init(&sh);
+	block_digest_init(&dg, run->opts & SE_OPT_SHA256);
 	for (;;) {
 		const void *buf;
 		size_t size;
@@ -663,13 +660,7 @@ static struct outcome stream_data(se_run *run, struct archive_entry *e,
 			o.fatal = r < ARCHIVE_WARN;
 			break;
 		}
-		if (digest && (uint64_t)offset < digested) {
-			digest = false;		/* blocks out of order: no digest */
-		} else if (digest) {
-			sha256_zeros(&sh, (uint64_t)offset - digested);
-			sha256_update(&sh, buf, size);
-			digested = (uint64_t)offset + size;
-		}
+		block_digest_add(&dg, (uint64_t)offset, buf, size);
 		while (size > 0) {
 			size_t n;
 
@@ -707,13 +698,8 @@ static struct outcome stream_data(se_run *run, struct archive_entry *e,
 		return o;
 	j->trunc_to = archive_entry_size_is_set(e) && archive_entry_size(e) > end ?
 		      archive_entry_size(e) : -1;
-	if (digest) {
-		la_int64_t size_now = j->trunc_to >= 0 ? j->trunc_to : end;
-
-		sha256_zeros(&sh, (uint64_t)size_now - digested);
-		sha256_final(&sh, j->sha);
-		j->have_sha = true;
-	}
+	j->have_sha = block_digest_final(&dg, (uint64_t)(j->trunc_to >= 0 ? j->trunc_to : end),
+					 j->sha);
 	return o;
 }
 

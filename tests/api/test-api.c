@@ -1010,6 +1010,38 @@ static void sha256_of_written_data(void)
 	memset(&s, 0, sizeof(s));
 	extract(one, 0, 0, &s);
 	tap_ok(s.digests == 0, "without SE_OPT_SHA256: no digest");
+
+	/* With writer threads: a file written from memory by a writer, and
+	 * one past the 512 KiB buffer, sent in chunks. */
+	for (int k = 0; k < 2; k++) {
+		static char huge[600001];
+		struct member mj[] = {
+			{ 'f', "abc", "abc" },
+			{ 'f', k ? "huge" : "big", k ? huge : big },
+			{ 'l', "link", "abc" },
+			{ 0, NULL, NULL },
+		};
+		struct job j;
+
+		for (size_t i = 0; i < sizeof(huge) - 1; i++)
+			huge[i] = (char)('a' + (i * 11 + i / 17) % 26);
+		memset(&s, 0, sizeof(s));
+		job_start(&j, true, 0, SE_OPT_SHA256, &s);
+		se_run_set_jobs(j.run, 4);
+		job_feed(&j, mj);
+		se_run_finish(j.run);
+		job_end(&j);
+		snprintf(cmd, sizeof(cmd), "sha256sum '%s/%s'", dest, mj[1].name);
+		want[0] = '\0';
+		p = popen(cmd, "r");
+		if (!p || fscanf(p, "%64s", want) != 1)
+			want[0] = '\0';
+		if (p)
+			pclose(p);
+		tap_ok(s.digests == 2 && want[0] && strcmp(s.sha, want) == 0,
+		       "SE_OPT_SHA256, four writers: %s's digest is sha256sum's (%d digests)",
+		       k ? "a 600 kB file in chunks" : "a 200 kB file from memory", s.digests);
+	}
 }
 
 /* se_sandbox_apply in a child (it is for good): a create outside the root
