@@ -213,6 +213,19 @@ static void *writer_main(void *arg)
 	return NULL;
 }
 
+/* Free the pool once its threads have ended (or never started). */
+static void writers_destroy(struct writers *w)
+{
+	pthread_mutex_destroy(&w->mu);
+	pthread_cond_destroy(&w->work);
+	pthread_cond_destroy(&w->done);
+	map_free(&w->names);
+	map_free(&w->above);
+	free(w->threads);
+	free(w->arena);
+	free(w);
+}
+
 /* The pool, started on first use.  The threads take no signals: the
  * caller's handlers run in the caller's thread, as without them. */
 static struct writers *writers_get(se_run *run)
@@ -246,12 +259,7 @@ static struct writers *writers_get(se_run *run)
 	}
 	pthread_sigmask(SIG_SETMASK, &old, NULL);
 	if (w->n_threads == 0) {
-		pthread_mutex_destroy(&w->mu);
-		pthread_cond_destroy(&w->work);
-		pthread_cond_destroy(&w->done);
-		free(w->threads);
-		free(w->arena);
-		free(w);
+		writers_destroy(w);
 		return NULL;
 	}
 	run->writers = w;
@@ -487,14 +495,7 @@ void writers_free(se_run *run)
 	pthread_mutex_unlock(&w->mu);
 	for (unsigned int i = 0; i < w->n_threads; i++)
 		pthread_join(w->threads[i], NULL);
-	pthread_mutex_destroy(&w->mu);
-	pthread_cond_destroy(&w->work);
-	pthread_cond_destroy(&w->done);
-	map_free(&w->names);
-	map_free(&w->above);
-	free(w->threads);
-	free(w->arena);
-	free(w);
+	writers_destroy(w);
 	run->writers = NULL;
 }
 

@@ -976,6 +976,20 @@ static void dry_run_without_root_writes_nothing(void)
 
 /* SE_OPT_SHA256: the digest of what was written, for callers that record
  * checksums (pacman, dpkg, apk reopen the path today). */
+/* sha256sum(1)'s digest of REL in DEST into WANT, or "" when it fails. */
+static void sha256sum_of(const char *rel, char want[65])
+{
+	char cmd[700];
+	FILE *p;
+
+	snprintf(cmd, sizeof(cmd), "sha256sum '%s/%s'", dest, rel);
+	p = popen(cmd, "r");
+	if (!p || fscanf(p, "%64s", want) != 1)
+		want[0] = '\0';
+	if (p)
+		pclose(p);
+}
+
 static void sha256_of_written_data(void)
 {
 	static char big[200001];
@@ -987,8 +1001,7 @@ static void sha256_of_written_data(void)
 	};
 	struct member one[] = { { 'f', "abc", "abc" }, { 0, NULL, NULL } };
 	struct seen s = { 0 };
-	char cmd[700], want[65] = "";
-	FILE *p;
+	char want[65] = "";
 
 	for (size_t i = 0; i < sizeof(big) - 1; i++)
 		big[i] = (char)('a' + (i * 7 + i / 13) % 26);
@@ -997,12 +1010,7 @@ static void sha256_of_written_data(void)
 	       "SE_OPT_SHA256: 'abc' gives the FIPS 180-2 test vector (%s)", s.sha);
 	memset(&s, 0, sizeof(s));
 	extract(m, 0, SE_OPT_SHA256, &s);
-	snprintf(cmd, sizeof(cmd), "sha256sum '%s/big'", dest);
-	p = popen(cmd, "r");
-	if (!p || fscanf(p, "%64s", want) != 1)
-		want[0] = '\0';
-	if (p)
-		pclose(p);
+	sha256sum_of("big", want);
 	/* The symlink comes last and carries no digest: s.sha is big's. */
 	tap_ok(s.digests == 2 && want[0] && strcmp(s.sha, want) == 0,
 	       "SE_OPT_SHA256: a 200 kB file's digest is sha256sum's; none for the symlink (%d digests)",
@@ -1031,13 +1039,7 @@ static void sha256_of_written_data(void)
 		job_feed(&j, mj);
 		se_run_finish(j.run);
 		job_end(&j);
-		snprintf(cmd, sizeof(cmd), "sha256sum '%s/%s'", dest, mj[1].name);
-		want[0] = '\0';
-		p = popen(cmd, "r");
-		if (!p || fscanf(p, "%64s", want) != 1)
-			want[0] = '\0';
-		if (p)
-			pclose(p);
+		sha256sum_of(mj[1].name, want);
 		tap_ok(s.digests == 2 && want[0] && strcmp(s.sha, want) == 0,
 		       "SE_OPT_SHA256, four writers: %s's digest is sha256sum's (%d digests)",
 		       k ? "a 600 kB file in chunks" : "a 200 kB file from memory", s.digests);
