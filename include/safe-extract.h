@@ -60,7 +60,7 @@ struct archive;
 struct archive_entry;
 
 #define SE_VERSION_MAJOR 0
-#define SE_VERSION_MINOR 2
+#define SE_VERSION_MINOR 3
 
 /* The library's version as "MAJOR.MINOR.PATCH". */
 const char *se_version(void);
@@ -234,10 +234,13 @@ enum { SE_CONTINUE, SE_SKIP, SE_ABORT };
 struct se_entry {
 	size_t size;			/* sizeof as the library was built */
 	enum se_stage stage;
-	/* BEFORE: the caller may change name, owner, mode, xattrs.  AFTER:
-	 * the entry as read, or NULL for outcomes settled at the end of the
-	 * run (deferred directory metadata, --durable renames) and for every
-	 * entry of a run with se_run_set_jobs() > 1. */
+	/* BEFORE: the entry as read; the caller may change name, owner,
+	 * mode, xattrs.  AFTER (since 0.3): never NULL, on every path (writer
+	 * threads, deferred directory metadata, --durable renames): an entry
+	 * rebuilt from what the run decoded, with the name as read, the type,
+	 * permissions, size, uid, gid, mtime and link target; valid during
+	 * the call.  (0.2 gave NULL with se_run_set_jobs() > 1 and for
+	 * outcomes settled at the end of the run.) */
 	struct archive_entry *entry;
 	const char *path;		/* AFTER: the cleaned name used (the raw name if refused before cleaning) */
 	enum se_action action;		/* AFTER */

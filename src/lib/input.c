@@ -1,6 +1,7 @@
 /*
  * input.c - the archive's bytes: a reader that wakes up on cancel, checks
- * every gzip trailer, and reads only the formats asked for.
+ * every gzip trailer however the stream starts and however many times it
+ * is wrapped, and reads only the formats asked for.
  */
 #include "config.h"
 
@@ -16,6 +17,7 @@
 #include <unistd.h>
 
 #include "decode.h"
+#include "input.h"
 #include "internal.h"
 
 /*
@@ -30,20 +32,38 @@
  * writing, rather than by libarchive: its gzip reader does not check a
  * member's CRC32 and size trailer (a .tar.gz with a damaged stored block
  * extracted wrong data with exit 0), and its decoders take turns with the
- * writing in one thread.
+ * writing in one thread.  libarchive's own gzip, xz and zstd filters are
+ * never enabled, so no stream reaches them: the magic is looked for in
+ * the first bytes however the input arrives (a pipe may give one byte at
+ * a time), and a decoded stream that is compressed again (a .tar.gz.gz)
+ * gets a decoder of its own, up to MAX_LAYERS deep.
  */
 #define READ_BLOCK (128 * 1024)
+#define MAGIC_MAX 6			/* the longest magic decode_sniff() reads */
+#define MAX_LAYERS 3
+
+/* One decoder of the stack, and what its last output block still holds. */
+struct layer {
+	struct source *s;
+	struct decoder *dec;
+	int index;
+	const unsigned char *p;
+	size_t n;
+	bool eof;
+};
 
 struct source {
 	int fd;
 	struct archive *outer;		/* a member of this reader, instead of fd */
 	bool seekable;
 	off_t size;
-	se_run *run;			/* NULL once the run has let go */
-	struct source *next;		/* in run->sources */
+	struct input *in;		/* NULL once the run has let go */
+	struct source *next;		/* in in->all */
 	struct archive *ar;		/* the reader it feeds */
 	bool started;			/* the first block has been looked at */
-	struct decoder *dec;		/* a compressed stream, or NULL */
+	struct layer layer[MAX_LAYERS];	/* the decoders, innermost first */
+	int n_layers;
+	struct decoder *dec;		/* the outermost decoder, or NULL */
 	bool dec_eof;			/* its last block was read */
 	volatile sig_atomic_t stopping;	/* the decoder is being stopped */
 	volatile sig_atomic_t never;	/* "not cancelled", without a run */
@@ -51,13 +71,28 @@ struct source {
 	unsigned char buf[READ_BLOCK];
 };
 
+static const char *archive_msg(struct archive *a)
+{
+	const char *msg = archive_error_string(a);
+
+	if (msg)
+		return msg;
+	return archive_errno(a) > 0 ? strerror(archive_errno(a)) :
+	       "damaged or truncated (no detail from libarchive)";
+}
+
+static bool stopping(const struct source *s)
+{
+	return (s->in && *s->in->cancelled) || s->stopping;
+}
+
 /* Read the next raw block of a member of the outer archive. */
 static ssize_t member_read(struct source *s, unsigned char *buf, size_t cap,
 			   int *err, const char **msg)
 {
 	la_ssize_t n;
 
-	if ((s->run && s->run->cancelled) || s->stopping) {
+	if (stopping(s)) {
 		*err = EINTR;
 		*msg = "interrupted";
 		return -1;
@@ -65,7 +100,7 @@ static ssize_t member_read(struct source *s, unsigned char *buf, size_t cap,
 	n = archive_read_data(s->outer, buf, cap);
 	if (n < 0) {
 		*err = archive_errno(s->outer) > 0 ? archive_errno(s->outer) : EILSEQ;
-		*msg = run_archive_msg(s->outer);
+		*msg = archive_msg(s->outer);
 		return -1;
 	}
 	return n;
@@ -84,12 +119,12 @@ static ssize_t raw_read(void *ctx, unsigned char *buf, size_t cap, int *err,
 	for (;;) {
 		struct pollfd p[3] = {
 			{ .fd = s->fd, .events = POLLIN },
-			{ .fd = s->run ? run_cancel_fd(s->run) : -1, .events = POLLIN },
+			{ .fd = s->in ? s->in->cancel_fd : -1, .events = POLLIN },
 			{ .fd = s->wake[0], .events = POLLIN },
 		};
 		ssize_t n;
 
-		if ((s->run && s->run->cancelled) || s->stopping) {
+		if (stopping(s)) {
 			*err = EINTR;
 			*msg = "interrupted";
 			return -1;
@@ -99,7 +134,7 @@ static ssize_t raw_read(void *ctx, unsigned char *buf, size_t cap, int *err,
 			*msg = "cannot wait for the archive";
 			return -1;
 		}
-		if ((s->run && s->run->cancelled) || s->stopping)
+		if (stopping(s))
 			continue;
 		n = read(s->fd, buf, cap);
 		if (n < 0 && (errno == EINTR || errno == EAGAIN))
@@ -113,46 +148,136 @@ static ssize_t raw_read(void *ctx, unsigned char *buf, size_t cap, int *err,
 	}
 }
 
+/* Copy up to CAP bytes of layer L's output into BUF: the raw reader of
+ * the decoder above it. */
+static ssize_t layer_read(void *ctx, unsigned char *buf, size_t cap, int *err,
+			  const char **msg)
+{
+	struct layer *l = ctx;
+	size_t k;
+
+	while (l->n == 0 && !l->eof) {
+		const void *p;
+		ssize_t n = decode_read(l->dec, &p, err, msg);
+
+		if (n < 0)
+			return -1;
+		if (n == 0)
+			l->eof = true;
+		l->p = p;
+		l->n = (size_t)n;
+	}
+	k = l->n < cap ? l->n : cap;
+	memcpy(buf, l->p, k);
+	l->p += k;
+	l->n -= k;
+	return (ssize_t)k;
+}
+
+/* Fill BUF with at least MAGIC_MAX bytes, or all there is, from READ:
+ * the magic is looked for in the stream, not in its first read(). */
+static ssize_t read_head(ssize_t (*read)(void *, unsigned char *, size_t, int *,
+					 const char **),
+			 void *ctx, unsigned char *buf, size_t cap, int *err,
+			 const char **msg)
+{
+	size_t have = 0;
+
+	while (have < MAGIC_MAX) {
+		ssize_t n = read(ctx, buf + have, cap - have, err, msg);
+
+		if (n < 0)
+			return -1;
+		if (n == 0)
+			break;
+		have += (size_t)n;
+	}
+	return (ssize_t)have;
+}
+
 static void source_stop_decoder(struct source *s)
 {
-	if (!s->dec)
+	if (!s->n_layers)
 		return;
 	s->stopping = 1;
 	if (s->wake[1] >= 0 && write(s->wake[1], "", 1) < 0) {
 		/* a full pipe wakes the reader as well */
 	}
-	decode_end(s->dec);
+	/* Outermost first: each reads from the one below it. */
+	while (s->n_layers > 0)
+		decode_end(s->layer[--s->n_layers].dec);
 	s->dec = NULL;
 }
 
-/* Hand a compressed stream, whose first N bytes are in s->buf, to a
- * decoder thread.  0, or -1 with the archive's error set. */
-static int source_start_decoder(struct archive *a, struct source *s,
-				enum dec_kind kind, size_t n)
+/* Put a decoder of KIND on top of the stack, its input starting with the
+ * N bytes in s->buf.  0, or -1 with the archive's error set. */
+static int source_push_decoder(struct archive *a, struct source *s,
+			       enum dec_kind kind, size_t n)
 {
+	struct layer *below = s->n_layers ? &s->layer[s->n_layers - 1] : NULL;
 	struct decode_opts o = {
 		.kind = kind,
-		.raw = raw_read,
-		.raw_ctx = s,
-		.cancelled = s->run ? &s->run->cancelled : &s->never,
-		.thread = s->run && s->run->jobs > 1,
-		.threads = s->run ? s->run->jobs : 1,
-		.memlimit = s->run ? s->run->xz_memlimit : SE_XZ_MEMLIMIT_DEFAULT,
-		.memlimit_stop = SE_XZ_MEMLIMIT_STOP,
+		.raw = below ? layer_read : raw_read,
+		.raw_ctx = below ? (void *)below : (void *)s,
+		.cancelled = s->in ? s->in->cancelled : &s->never,
+		.thread = s->in && s->in->jobs > 1,
+		.threads = s->in ? s->in->jobs : 1,
+		.memlimit = s->in ? s->in->xz_memlimit : SE_XZ_MEMLIMIT_DEFAULT,
+		.memlimit_stop = s->in ? s->in->xz_memlimit_stop : SE_XZ_MEMLIMIT_STOP,
 	};
 	char msg[256] = "";
+	struct layer *l;
 	int r;
 
-	if (!s->outer && pipe2(s->wake, O_CLOEXEC | O_NONBLOCK) < 0) {
+	if (s->n_layers == MAX_LAYERS) {
+		archive_set_error(a, EILSEQ, "compressed more than %d times over: not extracted",
+				  MAX_LAYERS);
+		return -1;
+	}
+	if (!s->n_layers && !s->outer && pipe2(s->wake, O_CLOEXEC | O_NONBLOCK) < 0) {
 		archive_set_error(a, errno, "cannot start the decoder");
 		return -1;
 	}
-	r = decode_start(&s->dec, &o, s->buf, n, msg, sizeof(msg));
+	l = &s->layer[s->n_layers];
+	*l = (struct layer){ .s = s, .index = s->n_layers };
+	r = decode_start(&l->dec, &o, s->buf, n, msg, sizeof(msg));
 	if (r < 0) {
 		archive_set_error(a, -r, "%s", msg);
 		return -1;
 	}
+	s->n_layers++;
+	s->dec = l->dec;
 	return 0;
+}
+
+/*
+ * The first bytes of the archive: every layer of compression gets a
+ * decoder of ours; what is left is the archive, whose first N bytes are
+ * in s->buf.  -1 with the archive's error set.
+ */
+static ssize_t source_start(struct archive *a, struct source *s)
+{
+	int err = 0;
+	const char *msg = NULL;
+	ssize_t n = read_head(raw_read, s, s->buf, sizeof(s->buf), &err, &msg);
+
+	if (n > 0 && s->in)
+		s->in->bytes += (uint64_t)n;
+	for (;;) {
+		enum dec_kind kind;
+
+		if (n < 0) {
+			archive_set_error(a, err, "%s", msg);
+			return -1;
+		}
+		kind = decode_sniff(s->buf, (size_t)n);
+		if (kind == DEC_NONE)
+			return n;
+		if (source_push_decoder(a, s, kind, (size_t)n) < 0)
+			return -1;
+		n = read_head(layer_read, &s->layer[s->n_layers - 1], s->buf,
+			      sizeof(s->buf), &err, &msg);
+	}
 }
 
 static la_ssize_t source_read(struct archive *a, void *data, const void **buf)
@@ -163,21 +288,9 @@ static la_ssize_t source_read(struct archive *a, void *data, const void **buf)
 	ssize_t n;
 
 	if (!s->started) {
-		enum dec_kind kind;
-
 		s->started = true;
-		n = raw_read(s, s->buf, sizeof(s->buf), &err, &msg);
-		if (n > 0 && s->run)
-			s->run->input_bytes += (uint64_t)n;
-		kind = n > 0 ? decode_sniff(s->buf, (size_t)n) : DEC_NONE;
-		if (n < 0 || kind == DEC_NONE) {
-			if (n < 0)
-				archive_set_error(a, err, "%s", msg);
-			*buf = s->buf;
-			return n;
-		}
-		if (source_start_decoder(a, s, kind, (size_t)n) < 0)
-			return -1;
+		*buf = s->buf;
+		return source_start(a, s);
 	}
 	if (!s->dec) {
 		if (s->dec_eof) {
@@ -188,10 +301,24 @@ static la_ssize_t source_read(struct archive *a, void *data, const void **buf)
 		n = raw_read(s, s->buf, sizeof(s->buf), &err, &msg);
 		if (n < 0)
 			archive_set_error(a, err, "%s", msg);
-		else if (s->run)
-			s->run->input_bytes += (uint64_t)n;
+		else if (s->in)
+			s->in->bytes += (uint64_t)n;
 		*buf = s->buf;
 		return n;
+	}
+	/* What the sniffing left of the outermost decoder's block, then its
+	 * output without a copy. */
+	if (s->layer[s->n_layers - 1].n > 0) {
+		struct layer *top = &s->layer[s->n_layers - 1];
+
+		*buf = top->p;
+		n = (ssize_t)top->n;
+		top->n = 0;
+		return n;
+	}
+	if (s->layer[s->n_layers - 1].eof) {
+		s->dec_eof = true;
+		return 0;
 	}
 	n = decode_read(s->dec, buf, &err, &msg);
 	if (n < 0)
@@ -209,6 +336,8 @@ static la_ssize_t source_read(struct archive *a, void *data, const void **buf)
  */
 static bool source_drain(struct archive *a, struct source *s)
 {
+	if (s->dec && s->layer[s->n_layers - 1].eof)
+		s->dec_eof = true;
 	while (s->dec && !s->dec_eof) {
 		const void *buf;
 		const char *msg = NULL;
@@ -260,10 +389,10 @@ static int source_close(struct archive *a, void *data)
 	struct source *s = data;
 
 	/* The fd is the caller's. */
-	if (s->run) {
-		if (s->run->input == s)
-			s->run->input = NULL;
-		for (struct source **p = &s->run->sources; *p; p = &(*p)->next) {
+	if (s->in) {
+		if (s->in->cur == s)
+			s->in->cur = NULL;
+		for (struct source **p = &s->in->all; *p; p = &(*p)->next) {
 			if (*p == s) {
 				*p = s->next;
 				break;
@@ -342,7 +471,7 @@ static void enable_formats(struct archive *a, const char *list)
 /*
  * Is every name in LIST (comma-separated) a format?  An empty list is.
  */
-static bool formats_known(const char *list)
+bool input_formats_known(const char *list)
 {
 	for (const char *p = list; p && *p;) {
 		size_t len = strcspn(p, ",");
@@ -360,11 +489,32 @@ static bool formats_known(const char *list)
 }
 
 /*
+ * The filters libarchive may use: never its gzip, xz or zstd, which the
+ * decoders above replace (libarchive's gzip reader does not check the
+ * trailers).  A stream one of ours decoded that turns out to be bzip2 or
+ * lz4 still gets libarchive's; one compressed with ours inside another
+ * filter is not an archive libarchive can read (exit 2).
+ */
+static void enable_filters(struct archive *a)
+{
+	archive_read_support_filter_bzip2(a);
+	archive_read_support_filter_compress(a);
+	archive_read_support_filter_grzip(a);
+	archive_read_support_filter_lrzip(a);
+	archive_read_support_filter_lz4(a);
+	archive_read_support_filter_lzip(a);
+	archive_read_support_filter_lzma(a);
+	archive_read_support_filter_lzop(a);
+	archive_read_support_filter_rpm(a);
+	archive_read_support_filter_uu(a);
+}
+
+/*
  * A reader on S for FORMATS; S belongs to it from here on (its close
  * callback frees S, even when opening fails).
  */
-static int open_reader(se_run *run, struct source *s, const char *formats,
-		       struct archive **ap)
+static int open_reader(struct input *in, struct source *s, const char *formats,
+		       struct archive **ap, char *msg, size_t msgsize)
 {
 	struct archive *a;
 	int err;
@@ -375,14 +525,14 @@ static int open_reader(se_run *run, struct source *s, const char *formats,
 		return -ENOMEM;
 	}
 	s->ar = a;
-	s->run = run;
-	s->next = run->sources;
-	run->sources = s;
-	archive_read_support_filter_all(a);
+	s->in = in;
+	s->next = in->all;
+	in->all = s;
+	enable_filters(a);
 	enable_formats(a, formats);
 	/* tar -i: go on past the zero blocks that end each of several
 	 * concatenated archives. */
-	if (run->opts & SE_OPT_IGNORE_ZEROS)
+	if (in->ignore_zeros)
 		archive_read_set_format_option(a, "tar", "read_concatenated_archives", "1");
 	archive_read_set_callback_data(a, s);
 	archive_read_set_read_callback(a, source_read);
@@ -390,44 +540,42 @@ static int open_reader(se_run *run, struct source *s, const char *formats,
 	if (s->seekable)
 		archive_read_set_seek_callback(a, source_seek);
 	archive_read_set_close_callback(a, source_close);
-	run->input = s;
-	run->input_bytes = 0;
+	in->cur = s;
+	in->bytes = 0;
 	if (archive_read_open1(a) != ARCHIVE_OK) {
 		/* s is gone: libarchive closed it. */
-		bool empty = run->input_bytes == 0;
-
-		if (run->cancelled) {
+		if (*in->cancelled) {
 			err = -EINTR;
-			run_log(run, SE_LOG_ERROR, "cannot read the archive: interrupted");
-		} else if (empty) {
+			snprintf(msg, msgsize, "cannot read the archive: interrupted");
+		} else if (in->bytes == 0) {
 			/* As GNU tar: a failed download piped into us must
 			 * not look like an empty success. */
 			err = -ENODATA;
-			run_log(run, SE_LOG_ERROR, "cannot read the archive: it is empty");
+			snprintf(msg, msgsize, "cannot read the archive: it is empty");
 		} else {
 			err = archive_errno(a) > 0 ? -archive_errno(a) : -EILSEQ;
-			run_log(run, SE_LOG_ERROR, "cannot read the archive: %s",
-				run_archive_msg(a));
+			snprintf(msg, msgsize, "cannot read the archive: %s", archive_msg(a));
 		}
 		archive_read_free(a);
-		run->input = NULL;
+		in->cur = NULL;
 		return err;
 	}
 	*ap = a;
 	return 0;
 }
 
-SE_EXPORT int se_run_open_fd(se_run *run, int fd, const char *formats,
-			     struct archive **ap)
+int input_open_fd(struct input *in, int fd, const char *formats,
+		  struct archive **ap, char *msg, size_t msgsize)
 {
 	struct source *s;
 	struct stat st;
 
 	*ap = NULL;
-	if (!formats_known(formats))
+	msg[0] = '\0';
+	if (!input_formats_known(formats))
 		return -EINVAL;
-	if (run->input) {
-		run_log(run, SE_LOG_ERROR, "an archive of this run is still open");
+	if (in->cur) {
+		snprintf(msg, msgsize, "an archive of this run is still open");
 		return -EBUSY;
 	}
 	s = calloc(1, sizeof(*s));
@@ -437,7 +585,7 @@ SE_EXPORT int se_run_open_fd(se_run *run, int fd, const char *formats,
 	s->fd = fd;
 	s->seekable = fstat(fd, &st) == 0 && S_ISREG(st.st_mode);
 	s->size = s->seekable ? st.st_size : 0;
-	return open_reader(run, s, formats, ap);
+	return open_reader(in, s, formats, ap, msg, msgsize);
 }
 
 /* Is NAME a package's payload: data.tar, data.tar.gz, data.tar.xz ...? */
@@ -446,26 +594,26 @@ static bool is_payload(const char *name)
 	return strcmp(name, "data.tar") == 0 || strncmp(name, "data.tar.", 9) == 0;
 }
 
-SE_EXPORT int se_run_open_member(se_run *run, struct archive *outer,
-				 const char *member, struct archive **ap)
+int input_open_member(struct input *in, struct archive *outer, const char *member,
+		      struct archive **ap, char *msg, size_t msgsize)
 {
 	struct archive_entry *e;
 	struct source *s;
 	int r;
 
 	*ap = NULL;
+	msg[0] = '\0';
 	for (;;) {
 		const char *name;
 
 		r = archive_read_next_header(outer, &e);
 		if (r == ARCHIVE_EOF) {
-			run_log(run, SE_LOG_ERROR, "no member '%s' in the archive",
-				member ? member : "data.tar*");
+			snprintf(msg, msgsize, "no member '%s' in the archive",
+				 member ? member : "data.tar*");
 			return -ENOENT;
 		}
 		if (r != ARCHIVE_OK && r != ARCHIVE_WARN) {
-			run_log(run, SE_LOG_ERROR, "cannot read the archive: %s",
-				run_archive_msg(outer));
+			snprintf(msg, msgsize, "cannot read the archive: %s", archive_msg(outer));
 			return archive_errno(outer) > 0 ? -archive_errno(outer) : -EILSEQ;
 		}
 		name = archive_entry_pathname(e);
@@ -481,16 +629,16 @@ SE_EXPORT int se_run_open_member(se_run *run, struct archive *outer,
 	s->fd = -1;
 	s->outer = outer;
 	/* The outer reader stays where it is: its source is not ours. */
-	if (run->input && run->input->ar == outer)
-		run->input = NULL;
-	return open_reader(run, s, NULL, ap);
+	if (in->cur && in->cur->ar == outer)
+		in->cur = NULL;
+	return open_reader(in, s, NULL, ap, msg, msgsize);
 }
 
-int input_finish(se_run *run, struct archive *a)
+int input_finish(struct input *in, struct archive *a)
 {
-	struct source *s = run->input;
+	struct source *s = in->cur;
 
-	/* Only a reader se_run_open_fd() made has a stream to check. */
+	/* Only a reader this module made has a stream to check. */
 	if (!s || s->ar != a)
 		return 0;
 	if (!source_drain(a, s))
@@ -498,18 +646,18 @@ int input_finish(se_run *run, struct archive *a)
 	return 0;
 }
 
-void input_release(se_run *run)
+void input_release(struct input *in)
 {
 	/* Readers may outlive the run (the caller frees them): they must not
 	 * reach back into it then. */
-	for (struct source *s = run->sources; s; s = s->next) {
+	for (struct source *s = in->all; s; s = s->next) {
 		/* A decoder thread looks at the run's cancel flag. */
 		if (s->dec) {
 			source_stop_decoder(s);
 			s->dec_eof = true;
 		}
-		s->run = NULL;
+		s->in = NULL;
 	}
-	run->sources = NULL;
-	run->input = NULL;
+	in->all = NULL;
+	in->cur = NULL;
 }

@@ -11,7 +11,7 @@
 #include <sys/xattr.h>
 #include <unistd.h>
 
-#include "write.h"
+#include "metadata.h"
 
 
 /* ---- applying metadata through the object's own fd --------------------- */
@@ -81,32 +81,21 @@ struct outcome apply_fd_metadata(char reason[REASON_MAX], int fd, bool opath,
 }
 
 
-/* Combine placing's outcome with the metadata's: a problem is reported. */
-struct outcome merge(struct outcome placed, struct outcome meta)
-{
-	if (placed.act != SE_CREATED && placed.act != SE_REPLACED)
-		return placed;
-	if (meta.act == SE_INCOMPLETE)
-		return meta;
-	return placed;
-}
-
-
 /*
  * Owner and times of the symlink or special file just made at LEAF, through
  * an O_PATH fd of it, after checking that the fd is that object: of TYPE
  * and with one link.  Anything else means the name was exchanged under us
  * (for a hardlink to a file outside DEST, say), and nothing is changed.
  */
-struct outcome object_metadata(se_run *run, struct archive_entry *e,
-				      int dirfd, const char *leaf, mode_t type,
-				      struct outcome o)
+struct outcome meta_on_object(struct resolver *rs, int dirfd, const char *leaf,
+			      mode_t type, const struct owner_plan *plan_own,
+			      const struct timespec ts[2],
+			      char reason[REASON_MAX])
 {
-	struct owner_plan own = plan_owner(run, e);
-	struct timespec ts[2];
-	struct outcome meta;
+	struct owner_plan own = *plan_own;
 	struct stat st;
-	int fd = rs_open_leaf(run->rs, dirfd, leaf, O_PATH);
+	struct outcome meta;
+	int fd = rs_open_leaf(rs, dirfd, leaf, O_PATH);
 
 	if (fd < 0)
 		return fail("the new object disappeared before its metadata was set", -fd);
@@ -116,10 +105,9 @@ struct outcome object_metadata(se_run *run, struct archive_entry *e,
 			    ESTALE);
 	}
 	if (type == S_IFLNK)
-		rs_note_link(run->rs, &st);
-	entry_times(run, e, ts);
+		rs_note_link(rs, &st);
 	own.mode &= 0777;	/* set at creation; no set-id on these */
-	meta = apply_fd_metadata(run->reason, fd, true, &own, own.mode, NULL, ts);
+	meta = apply_fd_metadata(reason, fd, true, &own, own.mode, NULL, ts);
 	close(fd);
-	return merge(o, meta);
+	return meta;
 }

@@ -14,7 +14,8 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include "write.h"
+#include "internal.h"
+#include "owner.h"
 
 /* ---- owner names ------------------------------------------------------ */
 
@@ -51,7 +52,7 @@ static bool db_find(const char *db, const char *name, uint32_t *id)
  * mode owner names belong to the tree being unpacked, not to the host.
  * An absent or unreadable file maps no name (ids stay numeric).
  */
-static const char *root_db(se_run *run, bool group)
+static const char *root_db(struct policy *run, bool group)
 {
 	char **slot = group ? &run->group_db : &run->passwd_db;
 	const char *path = group ? "etc/group" : "etc/passwd";
@@ -99,7 +100,7 @@ static const char *root_db(se_run *run, bool group)
 }
 
 /* NAME as a user (GROUP false) or group id, by the run's rule. */
-static bool name_to_id(se_run *run, bool group, const char *name, uint32_t *id)
+static bool name_to_id(struct policy *run, bool group, const char *name, uint32_t *id)
 {
 	if (run->owner_cb) {
 		unsigned int v;
@@ -133,7 +134,7 @@ static bool name_to_id(se_run *run, bool group, const char *name, uint32_t *id)
  * pax uid=4294967296 would become root and 4294967295 would silently keep
  * the extracting user.
  */
-static bool entry_owner_id(se_run *run, struct archive_entry *e, bool group,
+static bool entry_owner_id(struct policy *run, struct archive_entry *e, bool group,
 			   uint32_t *out)
 {
 	const char *name = group ? archive_entry_gname(e) : archive_entry_uname(e);
@@ -159,14 +160,6 @@ static bool entry_owner_id(se_run *run, struct archive_entry *e, bool group,
 	return true;
 }
 
-SE_EXPORT int se_run_set_owner_lookup(se_run *run, se_owner_cb *cb, void *data)
-{
-	run->owner_cb = cb;
-	run->owner_data = data;
-	run->name_cache[0].valid = run->name_cache[1].valid = false;
-	return 0;
-}
-
 /* ---- owners and modes ------------------------------------------------- */
 
 /*
@@ -176,7 +169,7 @@ SE_EXPORT int se_run_set_owner_lookup(se_run *run, se_owner_cb *cb, void *data)
  * with --no-same-owner, or with an owner id out of range, would otherwise
  * become set-uid root.
  */
-struct owner_plan plan_owner(se_run *run, struct archive_entry *e)
+struct owner_plan plan_owner(struct policy *run, struct archive_entry *e)
 {
 	unsigned long long f = run->opts;
 	struct owner_plan p = { .mode = archive_entry_perm(e) & 07777 };
@@ -202,12 +195,12 @@ struct owner_plan plan_owner(se_run *run, struct archive_entry *e)
 }
 
 /* May file capabilities be restored?  They are set-uid by another name. */
-bool caps_allowed(se_run *run, const struct owner_plan *p)
+bool caps_allowed(const struct policy *run, const struct owner_plan *p)
 {
 	return run->is_root && (run->opts & SE_OPT_SAME_PERMS) && p->set_owner;
 }
 
-void entry_times(se_run *run, struct archive_entry *e, struct timespec ts[2])
+void entry_times(const struct policy *run, struct archive_entry *e, struct timespec ts[2])
 {
 	/* tar -m: the times of extraction, which the object has already. */
 	if (run->opts & SE_OPT_TOUCH) {

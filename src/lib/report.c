@@ -209,3 +209,113 @@ int report_json(int fd, const char *name, const char *type,
 	free(l.buf);
 	return ret;
 }
+
+/* ---- the reporter -------------------------------------------------------- */
+
+void report_log(struct reporter *r, int level, const char *fmt, ...)
+{
+	char msg[4096], safe[4096 * 4 + 8];
+	va_list ap;
+
+	if (!r->log)
+		return;
+	va_start(ap, fmt);
+	vsnprintf(msg, sizeof(msg), fmt, ap);
+	va_end(ap);
+	/* Every message may quote libarchive or the archive: one filter for
+	 * all of them rather than a check at each call. */
+	r->log(r->log_data, level, report_sanitize(msg, safe, sizeof(safe)));
+}
+
+int report_before(struct reporter *r, struct archive_entry *e)
+{
+	struct se_entry se = { .size = sizeof(se), .stage = SE_BEFORE, .entry = e };
+
+	if (!r->cb)
+		return SE_CONTINUE;
+	return r->cb(r->cb_data, &se);
+}
+
+/* AFTER's entry: the name, type and metadata the plan decoded, on every
+ * path (writer threads, deferred directories, --durable renames). */
+static struct archive_entry *after_entry(struct reporter *r, const struct report_rec *rec)
+{
+	const struct entry_meta *m = rec->meta;
+	struct archive_entry *e = r->after;
+
+	if (!e) {
+		e = r->after = archive_entry_new();
+		if (!e)
+			return NULL;
+	} else {
+		archive_entry_clear(e);
+	}
+	archive_entry_copy_pathname(e, rec->name);
+	if (!m)
+		return e;
+	archive_entry_set_filetype(e, m->ftype);
+	archive_entry_set_perm(e, m->perm);
+	if (m->size >= 0)
+		archive_entry_set_size(e, m->size);
+	archive_entry_set_uid(e, m->uid);
+	archive_entry_set_gid(e, m->gid);
+	if (m->mtime_set)
+		archive_entry_set_mtime(e, m->mtime.tv_sec, m->mtime.tv_nsec);
+	if (m->symlink)
+		archive_entry_copy_symlink(e, m->symlink);
+	if (m->hardlink)
+		archive_entry_copy_hardlink(e, m->hardlink);
+	return e;
+}
+
+bool report_entry(struct reporter *r, const struct report_rec *rec)
+{
+	struct outcome o = rec->o;
+	bool go_on = true;
+	char why[1024];
+
+	/* Reasons can quote libarchive, which quotes the archive. */
+	if (o.reason)
+		o.reason = report_sanitize(o.reason, why, sizeof(why));
+	if (o.act == SE_REFUSED)
+		r->refused++;
+	else if (o.act == SE_FAILED || o.act == SE_INCOMPLETE)
+		r->failed++;
+	if (r->report_fd >= 0 && !r->report_failed) {
+		int err = report_json(r->report_fd, rec->name, rec->type, o.act,
+				      o.reason, o.err);
+
+		if (err < 0) {
+			r->report_failed = true;
+			go_on = false;
+			report_log(r, SE_LOG_ERROR, "cannot write the report: %s",
+				   strerror(-err));
+		}
+	}
+	if (r->cb) {
+		struct se_entry se = {
+			.size = sizeof(se),
+			.stage = SE_AFTER,
+			.entry = after_entry(r, rec),
+			.path = rec->path,
+			.action = o.act,
+			.error = o.err,
+			.reason = o.reason,
+			.type = rec->type,
+			.name = rec->name,
+			.bytes = rec->bytes,
+			.sha256 = rec->sha256,
+		};
+
+		if (r->cb(r->cb_data, &se) == SE_ABORT)
+			go_on = false;
+	}
+	return go_on;
+}
+
+void report_free(struct reporter *r)
+{
+	if (r->after)
+		archive_entry_free(r->after);
+	r->after = NULL;
+}

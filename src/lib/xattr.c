@@ -10,7 +10,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "write.h"
+#include "xattr.h"
 
 
 static void attr_add(struct attr_blob **list, const char *name,
@@ -141,7 +141,7 @@ static bool xattr_listed(const char *name, char *const *globs, size_t n)
  * security.capability is a set-uid bit by another name (a cap_setuid file
  * from an archive is a root shell), so it also needs the set-id rule.
  */
-static bool xattr_wanted(se_run *run, const char *name,
+static bool xattr_wanted(const struct policy *run, const char *name,
 			 const struct owner_plan *own)
 {
 	const struct pattern_list *inc = &run->xattr_includes;
@@ -157,7 +157,7 @@ static bool xattr_wanted(se_run *run, const char *name,
 }
 
 
-struct attr_blob *entry_attrs(se_run *run, struct archive_entry *e,
+struct attr_blob *entry_attrs(const struct policy *run, struct archive_entry *e,
 				     const struct owner_plan *own)
 {
 	struct attr_blob *list = NULL;

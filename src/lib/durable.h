@@ -1,0 +1,61 @@
+/*
+ * durable.h - --durable: objects finished under a temporary name, renamed
+ * after the first syncfs.  Pending objects are found by their directory's
+ * identity and leaf, and renamed in the directory fd they were made in,
+ * never looked up again by name.
+ */
+#ifndef SAFE_EXTRACT_DURABLE_H
+#define SAFE_EXTRACT_DURABLE_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <sys/stat.h>
+
+#include "map.h"
+
+/* A directory that holds pending renames, kept open so the rename
+ * happens in the directory the temporary was made in. */
+struct dir_handle {
+	int fd;
+	dev_t dev;
+	ino_t ino;
+};
+
+struct pending {
+	size_t dir;			/* index into dirh */
+	char *leaf;			/* final name */
+	char *path;			/* cleaned path, for later entries beneath it */
+	char tmp[32];			/* temporary name in the same directory */
+	char *name;			/* the entry's name, for the report */
+	const char *type;		/* report type */
+	bool cancelled;			/* a later entry of the name replaced it */
+};
+
+struct durable {
+	struct pending *pend;
+	size_t n_pend, cap_pend;
+	struct map pend_index;		/* "dev:ino/leaf" and "p:path" -> pend[] */
+	struct dir_handle *dirh;
+	size_t n_dirh, cap_dirh;
+	struct map dirh_index;		/* "dev:ino" -> dirh[] */
+};
+
+/* The live pending object at LEAF of the directory DIRFD, or NULL. */
+struct pending *durable_at(struct durable *d, int dirfd, const char *leaf);
+/* A pending object at a directory of PATH: the entry meets a file. */
+bool durable_blocks(struct durable *d, const char *path);
+/* Drop P: a later entry of its name replaced it; its temporary goes. */
+void durable_cancel(struct durable *d, struct pending *p);
+/* Queue TMP in DIRFD for LEAF: 0, or -errno (ENOMEM, or the dup). */
+int durable_add(struct durable *d, int dirfd, const char *tmp, const char *leaf,
+		const char *path, const char *name, const char *type);
+/* The directory fd a pending object lives in. */
+static inline int durable_dirfd(const struct durable *d, const struct pending *p)
+{
+	return d->dirh[p->dir].fd;
+}
+/* Remove every temporary still pending (a run that stops). */
+void durable_cleanup(struct durable *d);
+void durable_free(struct durable *d);
+
+#endif

@@ -1,0 +1,44 @@
+/*
+ * input.h - the archive's bytes: readers that wake up on cancel, decode
+ * gzip, xz and zstd themselves with every check (decode.c), however the
+ * stream starts and however many times it is wrapped, and read only the
+ * formats asked for.
+ */
+#ifndef SAFE_EXTRACT_INPUT_H
+#define SAFE_EXTRACT_INPUT_H
+
+#include <archive.h>
+#include <signal.h>
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+struct source;
+
+struct input {
+	volatile sig_atomic_t *cancelled;	/* the run's flag */
+	int cancel_fd;			/* readable once cancelled, or -1 */
+	unsigned int jobs;		/* > 1: decode in a thread of its own */
+	uint64_t xz_memlimit, xz_memlimit_stop;
+	bool ignore_zeros;		/* tar -i */
+	uint64_t bytes;			/* read by the newest reader so far */
+	struct source *cur;		/* the newest reader, while open */
+	struct source *all;		/* every reader open */
+};
+
+/* A reader of FD for FORMATS (NULL: the default list).  0, or -errno with
+ * MSG saying why. */
+int input_open_fd(struct input *in, int fd, const char *formats,
+		  struct archive **ap, char *msg, size_t msgsize);
+/* A reader of member MEMBER (NULL: a package's data.tar*) of OUTER. */
+int input_open_member(struct input *in, struct archive *outer, const char *member,
+		      struct archive **ap, char *msg, size_t msgsize);
+/* Is every name in LIST (comma-separated) a format?  An empty list is. */
+bool input_formats_known(const char *list);
+/* After the archive's last entry: check what is left of its stream (the
+ * trailers).  0, or -errno with the archive's error set. */
+int input_finish(struct input *in, struct archive *a);
+/* Let go of the readers (they may outlive the run). */
+void input_release(struct input *in);
+
+#endif

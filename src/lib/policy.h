@@ -1,0 +1,58 @@
+/*
+ * policy.h - what a run was asked to do: the options and lists that every
+ * stage reads, set through the public setters before the first entry.
+ * Stages read it; only the plan stage writes its caches (owner names,
+ * patterns seen).
+ */
+#ifndef SAFE_EXTRACT_POLICY_H
+#define SAFE_EXTRACT_POLICY_H
+
+#include <stdbool.h>
+#include <stdint.h>
+#include <sys/types.h>
+
+#include "safe-extract.h"
+#include "map.h"
+#include "resolve.h"
+
+struct pattern_list {
+	char **v;
+	size_t n;
+};
+
+struct policy {
+	unsigned long long opts;	/* SE_OPT_* */
+	struct resolver *rs;		/* the root's; NULL for a listing */
+	mode_t umask;			/* applied by hand; the process's stays */
+	mode_t proc_umask;		/* the process's, which the kernel applies */
+	bool is_root;			/* euid 0: owners can be restored */
+	int strip_components;
+	struct pattern_list includes, excludes;
+	struct pattern_list xattr_includes, xattr_excludes;
+	bool *pattern_hit;		/* one per include */
+	unsigned int occurrence;	/* --occurrence=N, or 0 */
+	struct map seen_names;		/* name -> times seen, with occurrence */
+
+	/* Owner names: the caller's lookup, or the root's own databases in
+	 * SE_IN_ROOT (read once), or the host's; the last name of each kind
+	 * is remembered (one name repeats over many entries). */
+	se_owner_cb *owner_cb;
+	void *owner_data;
+	char *passwd_db, *group_db;
+	struct name_cache {
+		bool valid;
+		char name[64];
+		uint32_t id;
+	} name_cache[2];		/* [0] users, [1] groups */
+};
+
+static inline bool policy_in_root(const struct policy *pol)
+{
+	return pol->rs && pol->rs->in_root;
+}
+
+int pattern_add(struct pattern_list *l, const char *s);
+void pattern_free(struct pattern_list *l);
+void policy_free(struct policy *pol);
+
+#endif
