@@ -31,12 +31,15 @@ SE_INTEGRATION_TESTS = \
 	tests/concurrent-attack.test \
 	tests/equivalence.test \
 	tests/jobs.test \
+	tests/layering.test \
+	tests/jobs-differential.test \
 	tests/valgrind.test
 
 TESTS += $(SE_INTEGRATION_TESTS)
 
 EXTRA_DIST += \
 	$(SE_INTEGRATION_TESTS) \
+	tests/lib/jobs-differential.py \
 	tests/lib/common.sh \
 	tests/lib/mkar.py \
 	tests/lib/tree.py \
@@ -78,3 +81,13 @@ tests_helpers_safe_extract_fault_LDADD = $(src_safe_extract_LDADD)
 TESTS += tests/sandbox.test tests/tar-compat.test tests/keep-directory-symlink.test
 EXTRA_DIST += tests/sandbox.test tests/tar-compat.test tests/keep-directory-symlink.test \
 	examples/install-packages.c
+
+# The differential test of --jobs at length: 100,000 seeded archives, each
+# in a mode and with a thread count drawn from its seed, in two workers.
+JOBS_LONG_COUNT = 100000
+check-jobs-long: src/safe-extract
+	python3 $(top_srcdir)/tests/lib/jobs-differential.py \
+		$(abs_top_builddir)/src/safe-extract $(abs_top_builddir)/jobs-long \
+		--count $(JOBS_LONG_COUNT) --seed $${JOBS_DIFF_SEED:-1000} --workers 2 \
+		--keep-failures $(abs_top_builddir)/jobs-long/failures
+.PHONY: check-jobs-long

@@ -1120,6 +1120,60 @@ static void helpers(void)
 	       "se_version: %s", se_version());
 }
 
+/* AFTER's entry on every path: the name and type the plan decoded, with
+ * writer threads too (it was NULL for every entry with jobs > 1). */
+struct after_check {
+	int seen, null_entry, wrong;
+};
+
+static int after_check_cb(void *data, struct se_entry *e)
+{
+	struct after_check *c = data;
+	mode_t want;
+
+	if (e->stage != SE_AFTER)
+		return SE_CONTINUE;
+	c->seen++;
+	if (!e->entry) {
+		c->null_entry++;
+		return SE_CONTINUE;
+	}
+	want = strcmp(e->type, "file") == 0 ? AE_IFREG :
+	       strcmp(e->type, "directory") == 0 ? AE_IFDIR :
+	       strcmp(e->type, "symlink") == 0 ? AE_IFLNK : 0;
+	if (strcmp(archive_entry_pathname(e->entry), e->name) != 0 ||
+	    (want && archive_entry_filetype(e->entry) != want) ||
+	    (strcmp(e->type, "hardlink") == 0 && !archive_entry_hardlink(e->entry)) ||
+	    (want == AE_IFLNK && !archive_entry_symlink(e->entry)))
+		c->wrong++;
+	return SE_CONTINUE;
+}
+
+static void after_entry_never_null(void)
+{
+	static const struct member m[] = {
+		{ 'd', "d/", NULL }, { 'f', "d/a", "a\n" }, { 'f', "d/b", "b\n" },
+		{ 'l', "d/l", "a" }, { 'h', "d/h", "d/a" }, { 'f', "../escape", "no\n" },
+		{ 'f', "d/c", "c\n" }, { 0, NULL, NULL },
+	};
+	static const unsigned int jobs[] = { 1, 4 };
+
+	for (size_t i = 0; i < sizeof(jobs) / sizeof(jobs[0]); i++) {
+		struct after_check c = { 0 };
+		struct job j;
+
+		job_start(&j, true, 0, 0, NULL);
+		se_run_set_jobs(j.run, jobs[i]);
+		se_run_set_callback(j.run, after_check_cb, &c);
+		job_feed(&j, m);
+		se_run_finish(j.run);
+		job_end(&j);
+		tap_ok(c.seen == 7 && c.null_entry == 0 && c.wrong == 0,
+		       "AFTER with %u jobs: an entry with the name and type on every path "
+		       "(%d seen, %d NULL, %d wrong)", jobs[i], c.seen, c.null_entry, c.wrong);
+	}
+}
+
 /* AFTER callbacks of a run with writer threads, in the order they came. */
 struct order {
 	char names[300][16];
@@ -1215,6 +1269,7 @@ static void (*const cases[])(void) = {
 	sha256_of_written_data,
 	sandbox_confines_the_caller,
 	jobs_keep_archive_order,
+	after_entry_never_null,
 	jobs_caller_loop_frees_the_reader_before_finish,
 	helpers,
 };

@@ -32,7 +32,10 @@
  * RLIMIT_FSIZE every written file is held to, default 8; SIGXFSZ is
  * ignored so an oversized write fails the entry instead of killing us),
  * FUZZ_IGNORE_NULL_MESSAGE (set: a "(null)" in a message is not a failure,
- * to fuzz past that known finding until it is fixed).
+ * to fuzz past that known finding until it is fixed), FUZZ_JOBS (the
+ * threaded lane: each run is made with one writer thread and then with
+ * this many, and the two must give the same exit status and the same
+ * report, line for line; `make fuzz-jobs` sets 4).
  */
 #include "config.h"
 
@@ -510,6 +513,8 @@ int LLVMFuzzerInitialize(int *argc, char ***argv)
 	char path[PATH_MAX + 32];
 	int fd;
 
+	e = getenv("FUZZ_JOBS");
+	fuzz_jobs = e && atoi(e) > 1 ? (unsigned int)atoi(e) : 1;
 	/* As main(): the locale, and the umask applied by hand. */
 	setlocale(LC_ALL, "");
 	if (strcmp(nl_langinfo(CODESET), "UTF-8") != 0)
@@ -726,9 +731,31 @@ static struct stderr_count read_stderr(void)
 
 /* ---- one run ------------------------------------------------------------ */
 
-static void one_run(const uint8_t *arc, size_t size, unsigned int flags,
-		    bool in_root)
+static unsigned int fuzz_jobs = 1;	/* FUZZ_JOBS */
+
+/* The whole of FILE, NUL-terminated (malloc'd). */
+static char *slurp(const char *file)
 {
+	struct buf b = { 0 };
+	char chunk[4096];
+	int fd = open(file, O_RDONLY | O_CLOEXEC);
+	ssize_t n;
+
+	buf_add(&b, "%s", "");
+	if (fd >= 0) {
+		while ((n = read(fd, chunk, sizeof(chunk))) > 0)
+			buf_add(&b, "%.*s", (int)n, chunk);
+		close(fd);
+	}
+	return b.p;
+}
+
+/* One extraction and the oracle; returns "exit N" and the report
+ * (malloc'd), for the threaded lane to compare. */
+static char *one_run(const uint8_t *arc, size_t size, unsigned int flags,
+		     bool in_root, unsigned int jobs)
+{
+	char *seen;
 	struct cli_options o;
 	struct cli_result res;
 	struct report_count rc;
@@ -793,6 +820,7 @@ static void one_run(const uint8_t *arc, size_t size, unsigned int flags,
 	if (flags & F_STRIP)
 		o.strip_components = 1;
 	o.resolver = (flags & F_WALK) ? "walk" : NULL;
+	o.jobs = jobs;
 	/* The harness runs many extractions in one process and writes its
 	 * findings outside DEST: it cannot confine itself to one DEST.  The
 	 * sandbox has its own test (tests/sandbox.test). */
@@ -856,6 +884,30 @@ static void one_run(const uint8_t *arc, size_t size, unsigned int flags,
 	if (temps.n)
 		oracle_fail("temporaries left in DEST (status %d):\n%s", status, temps.p);
 	free(temps.p);
+	seen = slurp(report_path);
+	{
+		struct buf b = { 0 };
+
+		buf_add(&b, "exit %d\n%s", status, seen);
+		free(seen);
+		return b.p;
+	}
+}
+
+/* The run in MODE with one thread, and with FUZZ_JOBS when that is more:
+ * --jobs=N must say exactly what --jobs=1 says. */
+static void both_lanes(const uint8_t *arc, size_t size, unsigned int flags, bool in_root)
+{
+	char *one = one_run(arc, size, flags, in_root, 1), *many;
+
+	if (fuzz_jobs > 1) {
+		many = one_run(arc, size, flags, in_root, fuzz_jobs);
+		if (strcmp(one, many) != 0)
+			oracle_fail("--jobs=%u differs from --jobs=1\n--- jobs=1\n%s--- jobs=%u\n%s",
+				    fuzz_jobs, one, fuzz_jobs, many);
+		free(many);
+	}
+	free(one);
 }
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
@@ -874,7 +926,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		return 0;
 	flags = data[0];
 	write_file(input_path, data + 1, size - 1);
-	one_run(data + 1, size - 1, flags, false);
-	one_run(data + 1, size - 1, flags, true);
+	both_lanes(data + 1, size - 1, flags, false);
+	both_lanes(data + 1, size - 1, flags, true);
 	return 0;
 }

@@ -15,6 +15,7 @@ CLANG = clang
 FUZZ_SECONDS = 60
 FUZZ_SMOKE_SECONDS = 45
 FUZZ_ARGS =
+FUZZ_ENV =
 FUZZ_BIN = tests/fuzz/fuzz-extract
 FUZZ_RUN_FLAGS = -timeout=25 -max_len=131072 -rss_limit_mb=2048 -malloc_limit_mb=8192 \
 	-close_fd_mask=2 \
@@ -41,14 +42,20 @@ fuzz: fuzz-build
 		[ -f "$$f" ] && cp "$$f" "$$d/corpus/regression-$$(basename "$$f")"; \
 	done; \
 	status=0; \
-	$(FUZZ_BIN) -max_total_time=$(FUZZ_SECONDS) $(FUZZ_RUN_FLAGS) \
+	$(FUZZ_ENV) $(FUZZ_BIN) -max_total_time=$(FUZZ_SECONDS) $(FUZZ_RUN_FLAGS) \
 		-artifact_prefix=$$d/crashes/ $(FUZZ_ARGS) $$d/corpus || status=$$?; \
 	echo "fuzz: working corpus in $(abs_top_builddir)/$$d/corpus"; \
 	echo "fuzz: crashers in $(abs_top_builddir)/$$d/crashes:"; \
 	ls -l $$d/crashes; \
 	exit $$status
 
-.PHONY: fuzz fuzz-build
+# The threaded lane: every run also with four writer threads, which must
+# report exactly what one thread reports (FUZZ_JOBS), under the sanitizers
+# of the harness's build.
+fuzz-jobs:
+	$(MAKE) $(AM_MAKEFLAGS) fuzz FUZZ_ENV='FUZZ_JOBS=4'
+
+.PHONY: fuzz fuzz-build fuzz-jobs
 
 TESTS += tests/fuzz/fuzz-smoke.test
 CLEANFILES += $(FUZZ_BIN)

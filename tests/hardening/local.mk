@@ -30,7 +30,12 @@ SE_HARDENING_TESTS = \
 	tests/hardening/no-same-owner-setid.test \
 	tests/hardening/keep-old-without-noreplace.test \
 	tests/hardening/out-of-range-ids.test \
-	tests/hardening/gzip-trailer-unverified.test
+	tests/hardening/gzip-trailer-unverified.test \
+	tests/hardening/jobs-failed-data-gives-room-back.test \
+	tests/hardening/jobs-order-by-object.test \
+	tests/hardening/jobs-few-descriptors.test \
+	tests/hardening/durable-symlink-file-directory.test \
+	tests/hardening/gzip-magic-in-a-short-read.test
 
 TESTS += $(SE_HARDENING_TESTS)
 

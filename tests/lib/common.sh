@@ -189,3 +189,32 @@ traced() {
 	# shellcheck disable=SC2086
 	ASAN_OPTIONS="${ASAN_OPTIONS:+$ASAN_OPTIONS:}detect_leaks=0" strace $STRACE_OPTS "$@"
 }
+
+# outcome_of DIR ARGS...: the whole outcome of one run into DIR.outcome:
+# exit status, report, messages (DIR written as DEST), tree with content,
+# mode, owner and mtime, and the count of temporaries.  For comparing
+# --jobs=N with --jobs=1, or --durable with a run without it.  DIR is
+# made afresh, then handed to the command in $outcome_prepare, if any.
+outcome_of() {
+	_dir=$1; shift
+	fresh "$_dir"
+	[ -n "${outcome_prepare:-}" ] && $outcome_prepare "$_dir"
+	run_se --report="$_dir.report" "$@" -C "$_dir"
+	{
+		echo "exit $rc"
+		cat "$_dir.report"
+		sed "s|$_dir|DEST|g" "$T_TMP/err"
+		tree_list "$_dir" --mtime --owner
+		echo "temporaries $(count_temps "$_dir")"
+	} >"$_dir.outcome"
+}
+
+# same_outcome WHAT A B: one TAP line, and the difference when they differ.
+same_outcome() {
+	if cmp -s "$2.outcome" "$3.outcome"; then
+		ok 0 "$1"
+	else
+		ok 1 "$1"
+		diff "$2.outcome" "$3.outcome" | head -n 20 | sed 's/^/#   /'
+	fi
+}
