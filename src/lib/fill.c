@@ -116,7 +116,7 @@ static int buf_put(struct sink *s, uint64_t off, const void *p, size_t n)
 		int err;
 
 		if (bs->spill_fd < 0)
-			return EFBIG;
+			return SINK_PAST_SIZE;
 		err = pwrite_all(bs->spill_fd, bs->buf, bs->filled, 0);
 		if (err)
 			return err;
@@ -171,7 +171,7 @@ static struct outcome sink_failed(int err)
 {
 	if (err == ECANCELED)
 		return fatal("stopped", ECANCELED);
-	if (err == EFBIG)
+	if (err == SINK_PAST_SIZE)
 		return fail("data longer than the member's size", EFBIG);
 	return write_failed("cannot write data", err);
 }

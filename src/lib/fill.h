@@ -19,10 +19,16 @@
 
 #include "outcome.h"
 
-/* Where data goes.  PUT takes N bytes at OFFSET (0 or an errno value;
- * ECANCELED: the run stopped while the sink waited for room); END is told
+/* Where data goes.  PUT takes N bytes at OFFSET (0, an errno value, or
+ * SINK_PAST_SIZE; ECANCELED: the run stopped while the sink waited for
+ * room); END is told
  * the furthest byte written and the size the header gives (-1: none), to
  * make the tail a hole or zeros. */
+/* PUT's answer when data goes past the size a sink was given: the archive
+ * lies about the member's size.  Not an errno value, so that the kernel's
+ * EFBIG (RLIMIT_FSIZE, the file system's limit) keeps its own message. */
+#define SINK_PAST_SIZE (-1)
+
 struct sink {
 	int (*put)(struct sink *s, uint64_t offset, const void *p, size_t n);
 	int (*end)(struct sink *s, uint64_t end, int64_t size);

@@ -111,6 +111,7 @@ static int sent_fd = -1;		/* O_PATH of the sentinel: /proc/self/fd/N */
 static int work_fd = -1;
 static mode_t user_umask;
 static bool is_root;
+static unsigned int fuzz_jobs = 1;	/* FUZZ_JOBS: writer threads of the second lane */
 
 /* ---- messages --------------------------------------------------------- */
 
@@ -731,7 +732,6 @@ static struct stderr_count read_stderr(void)
 
 /* ---- one run ------------------------------------------------------------ */
 
-static unsigned int fuzz_jobs = 1;	/* FUZZ_JOBS */
 
 /* The whole of FILE, NUL-terminated (malloc'd). */
 static char *slurp(const char *file)
