@@ -91,3 +91,10 @@ check-jobs-long: src/safe-extract
 		--count $(JOBS_LONG_COUNT) --seed $${JOBS_DIFF_SEED:-1000} --workers 2 \
 		--keep-failures $(abs_top_builddir)/jobs-long/failures
 .PHONY: check-jobs-long
+
+# GNU tar's command line as tar users type it (issue 23): one test per
+# behaviour, named after GNU tar's own test where it has one.
+TAR_FIDELITY_TESTS = \
+	tests/warning.test
+TESTS += $(TAR_FIDELITY_TESTS)
+EXTRA_DIST += $(TAR_FIDELITY_TESTS)

@@ -38,6 +38,44 @@
 #define CLI_NO_WILDCARDS	(1u << 24)	/* --no-wildcards */
 #define CLI_IGNORE_ZEROS	(1u << 25)	/* -i, --ignore-zeros */
 #define CLI_KEEP_DIR_SYMLINK	(1u << 26)	/* --keep-directory-symlink: a weakening */
+#define CLI_LONG_LISTING	(1u << 27)	/* -vv: tar's long listing */
+#define CLI_SHOW_TRANSFORMED	(1u << 28)	/* --show-transformed-names */
+
+/* --warning=KEYWORD: GNU tar's keywords, one bit each.  Only some name a
+ * message this command can print; the others are accepted so that a
+ * command line written for tar runs. */
+enum cli_warning {
+	WARN_ALONE_ZERO_BLOCK = 1u << 0,
+	WARN_BAD_DUMPDIR = 1u << 1,
+	WARN_CACHEDIR = 1u << 2,
+	WARN_CONTIGUOUS_CAST = 1u << 3,
+	WARN_FILE_CHANGED = 1u << 4,
+	WARN_FILE_IGNORED = 1u << 5,
+	WARN_FILE_REMOVED = 1u << 6,
+	WARN_FILE_SHRANK = 1u << 7,
+	WARN_FILE_UNCHANGED = 1u << 8,
+	WARN_FILENAME_WITH_NULS = 1u << 9,
+	WARN_IGNORE_ARCHIVE = 1u << 10,
+	WARN_IGNORE_NEWER = 1u << 11,	/* --keep-newer-files kept a file */
+	WARN_NEW_DIRECTORY = 1u << 12,
+	WARN_RENAME_DIRECTORY = 1u << 13,
+	WARN_SYMLINK_CAST = 1u << 14,
+	WARN_TIMESTAMP = 1u << 15,
+	WARN_UNKNOWN_CAST = 1u << 16,
+	WARN_UNKNOWN_KEYWORD = 1u << 17,
+	WARN_XDEV = 1u << 18,
+	WARN_DECOMPRESS_PROGRAM = 1u << 19,	/* -z and the data is not gzip */
+	WARN_EXISTING_FILE = 1u << 20,	/* --skip-old-files kept a file */
+	WARN_XATTR_WRITE = 1u << 21,
+	WARN_RECORD_SIZE = 1u << 22,
+	WARN_FAILED_READ = 1u << 23,
+	WARN_MISSING_ZERO_BLOCKS = 1u << 24,
+	WARN_EMPTY_TRANSFORM = 1u << 25,
+	WARN_ALL = (1u << 26) - 1,
+	/* On with -v unless a --warning said otherwise, as in tar. */
+	WARN_VERBOSE = WARN_NEW_DIRECTORY | WARN_RENAME_DIRECTORY |
+		       WARN_DECOMPRESS_PROGRAM | WARN_EXISTING_FILE,
+};
 
 /* Exit statuses (README.md, doc/safe-extract.1). */
 enum exit_status {
@@ -66,9 +104,11 @@ struct cli_options {
 	uint64_t xz_memory;		/* --xz-memory, bytes, or 0: the default */
 	mode_t umask;			/* the user's, applied by the library */
 	struct list includes, excludes;
+	struct list include_dirs;	/* per include: "" or its -C below DEST, "d/" */
 	struct list xattr_includes, xattr_excludes;
 	struct transforms *transforms;	/* --transform, or NULL */
 	unsigned int occurrence;	/* --occurrence[=N], or 0 */
+	unsigned int warnings;		/* WARN_*: the messages to print */
 };
 
 /* What a run did, for callers that check it (the fuzz harness). */
@@ -107,6 +147,25 @@ int tar_transform_add(struct transforms **ts, const char *exprs, char *err, size
 bool tar_transform(const struct transforms *ts, unsigned int kind, const char *name,
 		   char *out, size_t cap);
 void tar_transform_free(struct transforms *ts);
+
+/* --warning=KEYWORD applied to *SET and *CLEAR; false for an unknown
+ * keyword.  The mask in force is (default & ~clear) | set. */
+bool tar_warning(const char *keyword, unsigned int *set, unsigned int *clear);
+/* Print the keywords --warning takes, for its error message. */
+void tar_warning_keywords(void);
+
+/* select.c: member operands, matched against the archive's names. */
+enum { SELECT_NO, SELECT_YES };
+struct selection;
+struct selection *select_new(const struct cli_options *o);
+void select_free(struct selection *s);
+/* No operand: every member is selected. */
+bool select_all(const struct selection *s);
+/* Is NAME (as in the archive) selected?  *DIR: "" or the -C below DEST
+ * its operand came after, ending in '/'. */
+int select_entry(struct selection *s, const char *name, const char **dir);
+/* The operands found fewer times than asked (I from 0; NULL past the end). */
+const char *select_unmatched(const struct selection *s, size_t i);
 
 /* --one-top-level's default: ARCHIVE's name without its suffixes. */
 char *tar_top_level_name(const char *archive);

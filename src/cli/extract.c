@@ -151,6 +151,62 @@ static void log_cb(void *data, int level, const char *msg)
 	fprintf(stderr, "safe-extract: %s\n", msg);
 }
 
+/* A reason the library gives for a kept name, and the --warning keyword
+ * that lets tar say so (its words, so that scripts reading them match). */
+static const struct {
+	const char *reason_has;
+	unsigned int keyword;
+	const char *before, *after;	/* around the escaped name */
+} kept_messages[] = {
+	{ "(--skip-old-files)", WARN_EXISTING_FILE, "", ": skipping existing file" },
+	{ "(--keep-newer-files)", WARN_IGNORE_NEWER, "Current '", "' is newer or same age" },
+};
+
+/*
+ * The warnings tar prints about an entry it extracted or kept, each
+ * under its --warning keyword: a name kept by --skip-old-files or
+ * --keep-newer-files, a modification time in the future.
+ */
+static void entry_warnings(struct ui *ui, const struct se_entry *e)
+{
+	char esc[1024];
+
+	if (e->action == SE_SKIPPED && e->reason) {
+		for (size_t i = 0; i < sizeof(kept_messages) / sizeof(kept_messages[0]); i++) {
+			if (!strstr(e->reason, kept_messages[i].reason_has) ||
+			    !(ui->o->warnings & kept_messages[i].keyword))
+				continue;
+			se_escape(e->name, esc, sizeof(esc));
+			cli_warn("%s%s%s", kept_messages[i].before, esc, kept_messages[i].after);
+		}
+		return;
+	}
+	if ((e->action == SE_CREATED || e->action == SE_REPLACED) && e->entry &&
+	    (ui->o->warnings & WARN_TIMESTAMP) && !(ui->o->flags & (CLI_TOUCH | CLI_LIST)) &&
+	    archive_entry_mtime_is_set(e->entry)) {
+		struct timespec now, mt = { archive_entry_mtime(e->entry),
+					    archive_entry_mtime_nsec(e->entry) };
+		char when[64];
+		struct tm tm;
+
+		clock_gettime(CLOCK_REALTIME, &now);
+		if (mt.tv_sec < now.tv_sec || (mt.tv_sec == now.tv_sec && mt.tv_nsec <= now.tv_nsec))
+			return;
+		if (!localtime_r(&mt.tv_sec, &tm) ||
+		    !strftime(when, sizeof(when), "%Y-%m-%d %H:%M:%S", &tm))
+			snprintf(when, sizeof(when), "%lld", (long long)mt.tv_sec);
+		mt.tv_sec -= now.tv_sec;
+		mt.tv_nsec -= now.tv_nsec;
+		if (mt.tv_nsec < 0) {
+			mt.tv_sec--;
+			mt.tv_nsec += 1000000000L;
+		}
+		cli_warn("%s: time stamp %s is %lld.%09ld s in the future",
+			 se_escape(e->name, esc, sizeof(esc)), when,
+			 (long long)mt.tv_sec, mt.tv_nsec);
+	}
+}
+
 /*
  * After each entry: refusals and failures always print one stderr line
  * (escaped name, what, why); -t prints the names it would extract, -v
@@ -180,6 +236,7 @@ static int entry_cb(void *data, struct se_entry *e)
 			archive_entry_set_symlink(e->entry, out);
 		return SE_CONTINUE;
 	}
+	entry_warnings(ui, e);
 	if (e->action == SE_REFUSED || e->action == SE_FAILED ||
 	    e->action == SE_INCOMPLETE) {
 		se_escape(e->name, esc, sizeof(esc));

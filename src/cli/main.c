@@ -66,6 +66,7 @@ enum long_option {
 	LO_OCCURRENCE,
 	LO_JOBS,
 	LO_XZ_MEMORY,
+	LO_WARNING,
 	LO_REFUSED,		/* tar options that would weaken the defence */
 	LO_HELP,
 	LO_VERSION,
@@ -124,6 +125,7 @@ static const struct option long_options[] = {
 	{ "occurrence", optional_argument, NULL, LO_OCCURRENCE },
 	{ "jobs", required_argument, NULL, LO_JOBS },
 	{ "xz-memory", required_argument, NULL, LO_XZ_MEMORY },
+	{ "warning", required_argument, NULL, LO_WARNING },
 	{ "exclude-vcs", no_argument, NULL, LO_EXCLUDE_VCS },
 	{ "one-top-level", optional_argument, NULL, LO_ONE_TOP_LEVEL },
 	{ "gzip", no_argument, NULL, 'z' },
@@ -203,6 +205,9 @@ static void usage(FILE *f)
 "                         the name checks: a rename to ../x is refused)\n"
 "      --one-top-level[=DIR]  extract into DEST/DIR (default: the archive's\n"
 "                         name without its suffix)\n"
+"      --warning=KEYWORD  tar's keywords (existing-file, ignore-newer,\n"
+"                         timestamp ..., all, none, no-KEYWORD): print or\n"
+"                         silence the matching messages\n"
 "  Refused, with the reason: -P (--absolute-names), --to-command, --insecure.\n"
 "\n"
 "Weakenings of the default (strict: no symlink, mount or /proc link is\n"
@@ -289,6 +294,7 @@ int main(int argc, char **argv)
 	int c, status, opt_index;
 	const char *files_from = NULL, *exclude_from = NULL;
 	bool null = false;
+	unsigned int warn_set = 0, warn_clear = 0;
 	long n;
 	char *end;
 
@@ -348,6 +354,13 @@ int main(int argc, char **argv)
 			break;
 		}
 		case LO_SKIP_OLD: o.flags |= CLI_SKIP_OLD; break;
+		case LO_WARNING:
+			if (!tar_warning(optarg, &warn_set, &warn_clear)) {
+				cli_warn("--warning: unknown keyword '%s'", optarg);
+				tar_warning_keywords();
+				return finish(&o, EXIT_FATAL);
+			}
+			break;
 		case 'T': files_from = optarg; break;
 		case 'X': exclude_from = optarg; break;
 		case LO_NULL: null = true; break;
@@ -450,6 +463,12 @@ int main(int argc, char **argv)
 			return finish(&o, EXIT_FATAL);
 		}
 	}
+	/* As tar: -v turns on the verbose warnings a --warning did not
+	 * turn off. */
+	o.warnings = WARN_ALL & ~WARN_VERBOSE;
+	if (o.flags & CLI_VERBOSE)
+		o.warnings |= WARN_VERBOSE;
+	o.warnings = (o.warnings & ~warn_clear) | warn_set;
 	/* -T and -X may come before --null on the line, as in tar. */
 	if (files_from && (n = tar_read_list(files_from, null, &o.includes, &owned)) < 0) {
 		cli_warn("cannot read the names in '%s': %s", files_from, strerror((int)-n));

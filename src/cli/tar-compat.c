@@ -163,6 +163,75 @@ const char *tar_compression_of(int fd)
 	return "none";
 }
 
+/* GNU tar 1.34's --warning keywords (tar --warning=help lists them). */
+static const struct {
+	const char *name;
+	unsigned int bits;
+} warning_keywords[] = {
+	{ "all", WARN_ALL },
+	{ "alone-zero-block", WARN_ALONE_ZERO_BLOCK },
+	{ "bad-dumpdir", WARN_BAD_DUMPDIR },
+	{ "cachedir", WARN_CACHEDIR },
+	{ "contiguous-cast", WARN_CONTIGUOUS_CAST },
+	{ "file-changed", WARN_FILE_CHANGED },
+	{ "file-ignored", WARN_FILE_IGNORED },
+	{ "file-removed", WARN_FILE_REMOVED },
+	{ "file-shrank", WARN_FILE_SHRANK },
+	{ "file-unchanged", WARN_FILE_UNCHANGED },
+	{ "filename-with-nuls", WARN_FILENAME_WITH_NULS },
+	{ "ignore-archive", WARN_IGNORE_ARCHIVE },
+	{ "ignore-newer", WARN_IGNORE_NEWER },
+	{ "new-directory", WARN_NEW_DIRECTORY },
+	{ "rename-directory", WARN_RENAME_DIRECTORY },
+	{ "symlink-cast", WARN_SYMLINK_CAST },
+	{ "timestamp", WARN_TIMESTAMP },
+	{ "unknown-cast", WARN_UNKNOWN_CAST },
+	{ "unknown-keyword", WARN_UNKNOWN_KEYWORD },
+	{ "xdev", WARN_XDEV },
+	{ "decompress-program", WARN_DECOMPRESS_PROGRAM },
+	{ "existing-file", WARN_EXISTING_FILE },
+	{ "xattr-write", WARN_XATTR_WRITE },
+	{ "record-size", WARN_RECORD_SIZE },
+	{ "failed-read", WARN_FAILED_READ },
+	/* Later tars' keywords, so that their command lines run too. */
+	{ "missing-zero-blocks", WARN_MISSING_ZERO_BLOCKS },
+	{ "empty-transform", WARN_EMPTY_TRANSFORM },
+	{ "verbose", WARN_VERBOSE },
+};
+
+bool tar_warning(const char *keyword, unsigned int *set, unsigned int *clear)
+{
+	bool no = strncmp(keyword, "no-", 3) == 0;
+	const char *name = no ? keyword + 3 : keyword;
+
+	if (strcmp(keyword, "none") == 0) {
+		*set = 0;
+		*clear = WARN_ALL;
+		return true;
+	}
+	for (size_t i = 0; i < sizeof(warning_keywords) / sizeof(warning_keywords[0]); i++) {
+		if (strcmp(name, warning_keywords[i].name) != 0)
+			continue;
+		if (no) {
+			*set &= ~warning_keywords[i].bits;
+			*clear |= warning_keywords[i].bits;
+		} else {
+			*set |= warning_keywords[i].bits;
+			*clear &= ~warning_keywords[i].bits;
+		}
+		return true;
+	}
+	return false;
+}
+
+void tar_warning_keywords(void)
+{
+	fputs("valid keywords (each also as no-KEYWORD): none", stderr);
+	for (size_t i = 0; i < sizeof(warning_keywords) / sizeof(warning_keywords[0]); i++)
+		fprintf(stderr, ", %s", warning_keywords[i].name);
+	fputc('\n', stderr);
+}
+
 char *tar_top_level_name(const char *archive)
 {
 	static const char *const suffixes[] = {
