@@ -95,6 +95,7 @@ check-jobs-long: src/safe-extract
 # GNU tar's command line as tar users type it (issue 23): one test per
 # behaviour, named after GNU tar's own test where it has one.
 TAR_FIDELITY_TESTS = \
-	tests/warning.test
+	tests/warning.test \
+	tests/member-operands.test
 TESTS += $(TAR_FIDELITY_TESTS)
 EXTRA_DIST += $(TAR_FIDELITY_TESTS)

@@ -164,8 +164,9 @@ bool select_all(const struct selection *s);
 /* Is NAME (as in the archive) selected?  *DIR: "" or the -C below DEST
  * its operand came after, ending in '/'. */
 int select_entry(struct selection *s, const char *name, const char **dir);
-/* The operands found fewer times than asked (I from 0; NULL past the end). */
-const char *select_unmatched(const struct selection *s, size_t i);
+/* The operands found fewer times than asked (I from 0; NULL past the
+ * end); *SOME: found, but fewer times than --occurrence asks. */
+const char *select_unmatched(const struct selection *s, size_t i, bool *some);
 
 /* --one-top-level's default: ARCHIVE's name without its suffixes. */
 char *tar_top_level_name(const char *archive);

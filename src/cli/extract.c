@@ -100,6 +100,9 @@ void cli_warn(const char *fmt, ...)
 struct ui {
 	const struct cli_options *o;
 	se_run *run;
+	se_root *root;			/* NULL with -t and -O */
+	struct selection *sel;		/* the member operands */
+	const char *dir_checked;	/* the last -C below DEST found a directory */
 	bool progress;			/* --progress and stderr is a terminal */
 	bool output_failed;		/* stdout could not be written */
 	uint64_t last_progress_ns;
@@ -208,6 +211,82 @@ static void entry_warnings(struct ui *ui, const struct se_entry *e)
 }
 
 /*
+ * A -C that came after a member operand names a directory below DEST that
+ * must be there when its first member arrives (tar changes into it then);
+ * it is looked at with the root's scoping, never followed.
+ */
+static bool dir_usable(struct ui *ui, const char *dir)
+{
+	char name[4096], esc[1024];
+	struct stat st;
+	int r;
+
+	if (!ui->root || dir == ui->dir_checked)
+		return true;
+	snprintf(name, sizeof(name), "%.*s", (int)strlen(dir) - 1, dir);
+	r = se_root_lstat(ui->root, name, &st);
+	if (r == 0 && !S_ISDIR(st.st_mode))
+		r = -ENOTDIR;
+	if (r < 0) {
+		cli_warn("-C '%s': cannot change into it: %s", se_escape(name, esc, sizeof(esc)),
+			 strerror(-r));
+		return false;
+	}
+	ui->dir_checked = dir;
+	return true;
+}
+
+/* PREFIX then NAME into OUT; false when it does not fit. */
+static bool prefixed(const char *prefix, const char *name, char *out, size_t cap)
+{
+	int n = snprintf(out, cap, "%s%s", prefix, name);
+
+	return n >= 0 && (size_t)n < cap;
+}
+
+/*
+ * Before an entry: is it one the command line selects (by its name in the
+ * archive, as tar matches it), then its new name: --transform, then the
+ * -C its operand came after.  The library checks the result like any
+ * other name: a transform to ../x is refused.
+ */
+static int before_entry(struct ui *ui, struct archive_entry *e)
+{
+	char out[8192], tmp[8192];
+	const char *n, *dir = "";
+
+	if (!select_all(ui->sel)) {
+		n = archive_entry_pathname(e);
+		if (select_entry(ui->sel, n ? n : "", &dir) == SELECT_NO)
+			return SE_SKIP;
+		if (*dir && !dir_usable(ui, dir))
+			return SE_ABORT;
+	}
+	if (!ui->o->transforms && !*dir)
+		return SE_CONTINUE;
+	n = archive_entry_pathname(e);
+	if (n) {
+		if (!tar_transform(ui->o->transforms, 1, n, tmp, sizeof(tmp)))
+			snprintf(tmp, sizeof(tmp), "%s", n);
+		if (prefixed(dir, tmp, out, sizeof(out)))
+			archive_entry_set_pathname(e, out);
+	}
+	/* A hardlink's target is a member name too: it is in the same
+	 * directory as the link when tar makes it. */
+	n = archive_entry_hardlink(e);
+	if (n) {
+		if (!tar_transform(ui->o->transforms, 4, n, tmp, sizeof(tmp)))
+			snprintf(tmp, sizeof(tmp), "%s", n);
+		if (prefixed(dir, tmp, out, sizeof(out)))
+			archive_entry_set_hardlink(e, out);
+	}
+	n = archive_entry_symlink(e);
+	if (n && tar_transform(ui->o->transforms, 2, n, out, sizeof(out)))
+		archive_entry_set_symlink(e, out);
+	return SE_CONTINUE;
+}
+
+/*
  * After each entry: refusals and failures always print one stderr line
  * (escaped name, what, why); -t prints the names it would extract, -v
  * those extracted.
@@ -217,25 +296,8 @@ static int entry_cb(void *data, struct se_entry *e)
 	struct ui *ui = data;
 	char esc[1024], why[1024];
 
-	if (e->stage == SE_BEFORE) {
-		/* --transform renames before the library checks the name:
-		 * a transform to ../x is refused like any other name. */
-		char out[8192];
-		const char *n;
-
-		if (!ui->o->transforms)
-			return SE_CONTINUE;
-		n = archive_entry_pathname(e->entry);
-		if (n && tar_transform(ui->o->transforms, 1, n, out, sizeof(out)))
-			archive_entry_set_pathname(e->entry, out);
-		n = archive_entry_hardlink(e->entry);
-		if (n && tar_transform(ui->o->transforms, 4, n, out, sizeof(out)))
-			archive_entry_set_hardlink(e->entry, out);
-		n = archive_entry_symlink(e->entry);
-		if (n && tar_transform(ui->o->transforms, 2, n, out, sizeof(out)))
-			archive_entry_set_symlink(e->entry, out);
-		return SE_CONTINUE;
-	}
+	if (e->stage == SE_BEFORE)
+		return before_entry(ui, e->entry);
 	entry_warnings(ui, e);
 	if (e->action == SE_REFUSED || e->action == SE_FAILED ||
 	    e->action == SE_INCOMPLETE) {
@@ -423,13 +485,12 @@ static bool configure(se_run *run, const struct cli_options *o)
 	bool good = true;
 
 	se_run_set_umask(run, o->umask);
-	se_run_set_occurrence(run, o->occurrence);
 	good &= se_run_set_strip_components(run, o->strip_components) == 0;
 	good &= se_run_set_jobs(run, cli_jobs(o)) == 0;
 	if (o->xz_memory)
 		good &= se_run_set_xz_memlimit(run, o->xz_memory) == 0;
-	for (size_t i = 0; i < o->includes.n; i++)
-		good &= se_run_add_include(run, o->includes.v[i]) == 0;
+	/* Member operands are matched here (select.c), before the
+	 * library strips or checks a name, as tar matches them. */
 	for (size_t i = 0; i < o->excludes.n; i++)
 		good &= se_run_add_exclude(run, o->excludes.v[i]) == 0;
 	for (size_t i = 0; i < o->xattr_includes.n; i++)
@@ -546,6 +607,7 @@ int cli_extract(const struct cli_options *o, struct cli_result *res)
 	se_run *run = NULL;
 	int status = EXIT_FATAL, report_fd = -1, fd = -1, r;
 	const char *miss;
+	bool some;
 
 	memset(res, 0, sizeof(*res));
 	caught_signal = 0;
@@ -598,7 +660,9 @@ int cli_extract(const struct cli_options *o, struct cli_result *res)
 				 strcmp(found, "none") == 0 ? "" : "-compressed", o->compress);
 	}
 	run = se_run_new(root, run_opts(o));
-	if (!run || !configure(run, o)) {
+	ui.root = root;
+	ui.sel = select_new(o);
+	if (!run || !ui.sel || !configure(run, o)) {
 		cli_warn("out of memory");
 		goto out;
 	}
@@ -648,9 +712,10 @@ int cli_extract(const struct cli_options *o, struct cli_result *res)
 
 	/* As GNU tar: a member named on the command line that the archive
 	 * does not hold is an error of the whole run. */
-	for (size_t i = 0; status != EXIT_FATAL && (miss = se_run_unmatched(run, i)); i++)
-		cli_warn("%s: Not found in archive", miss);
-	if (status != EXIT_FATAL && se_run_unmatched(run, 0))
+	for (size_t i = 0; status != EXIT_FATAL && (miss = select_unmatched(ui.sel, i, &some)); i++)
+		cli_warn("%s: %s", miss, some ? "Required occurrence not found in archive" :
+			 "Not found in archive");
+	if (status != EXIT_FATAL && select_unmatched(ui.sel, 0, &some))
 		status = EXIT_FATAL;
 
 	/* What reached standard output after the last entry (late refusals)
@@ -668,6 +733,7 @@ int cli_extract(const struct cli_options *o, struct cli_result *res)
 	}
 out:
 	current_run = NULL;
+	select_free(ui.sel);
 	se_run_free(run);
 	se_root_close(root);
 	if (fd > STDIN_FILENO)

@@ -257,6 +257,15 @@ static bool exclude_vcs(struct list *excludes)
 /* The names read from -T/-X files, freed at exit. */
 static struct list owned;
 
+/* What the command line says, in order, about where members go: a member
+ * operand, a -C, or a -T file of operands.  Freed at exit. */
+struct word {
+	enum { W_NAME, W_DIR, W_FILES } kind;
+	const char *s;
+};
+static struct word *words;
+static size_t nwords;
+
 static bool push(struct list *l, char *item)
 {
 	char **nv = realloc(l->v, (l->n + 1) * sizeof(*nv));
@@ -272,6 +281,7 @@ static bool push(struct list *l, char *item)
 static int finish(struct cli_options *o, int status)
 {
 	free(o->includes.v);
+	free(o->include_dirs.v);
 	free(o->excludes.v);
 	free(o->xattr_includes.v);
 	free(o->xattr_excludes.v);
@@ -279,11 +289,134 @@ static int finish(struct cli_options *o, int status)
 	for (size_t i = 0; i < owned.n; i++)
 		free(owned.v[i]);
 	free(owned.v);
+	free(words);
+	words = NULL;
+	nwords = 0;
 	memset(o, 0, sizeof(*o));
 	tar_old_style_free();
 	owned.v = NULL;
 	owned.n = 0;
 	return status;
+}
+
+/* A copy of S freed at exit, or NULL. */
+static char *owned_copy(char *s)
+{
+	if (s && push(&owned, s))
+		return s;
+	free(s);
+	return NULL;
+}
+
+/* DIR after the -C before it, as chdir(2) would take them in turn. */
+static const char *join_dir(const char *base, const char *dir)
+{
+	char *s;
+
+	if (dir[0] == '/' || strcmp(base, ".") == 0)
+		return dir;
+	if (asprintf(&s, "%s/%s", base, dir) < 0)
+		return NULL;
+	return owned_copy(s);
+}
+
+/*
+ * PREFIX ("" or "a/b/") then the -C DIR that follows a member operand:
+ * a directory below the one before, as a name inside DEST ("a/b/c/"), or
+ * NULL after a message.  The run has one destination, so a -C that climbs
+ * out of it or starts again at '/' cannot be followed here.
+ */
+static const char *below(const char *prefix, const char *dir)
+{
+	size_t len = strlen(prefix);
+	char *out = malloc(len + strlen(dir) + 2);
+	const char *p = dir;
+
+	if (!out)
+		return NULL;
+	memcpy(out, prefix, len);
+	if (dir[0] == '/')
+		goto climbs;
+	while (*p) {
+		size_t n = strcspn(p, "/");
+
+		if (n == 2 && p[0] == '.' && p[1] == '.')
+			goto climbs;
+		if (n && !(n == 1 && p[0] == '.')) {
+			memcpy(out + len, p, n);
+			len += n;
+			out[len++] = '/';
+		}
+		p += n + (p[n] == '/');
+	}
+	out[len] = '\0';
+	return owned_copy(out);
+climbs:
+	cli_warn("-C '%s' after a member name: only a directory below the one before is supported (one run has one destination); give it first, or run once per directory", dir);
+	free(out);
+	return NULL;
+}
+
+/*
+ * -C is positional, as in tar: the -C options before the first member
+ * operand make DEST, and each one after it sends the operands that follow
+ * into that directory below DEST.  One difference: a first -C after every
+ * operand is DEST for them all (tar ignores it and extracts into the
+ * current directory).  -T files are read here, in their place.
+ */
+static int place_members(struct cli_options *o, const struct word *w, size_t n, bool null)
+{
+	const char *prefix = "";
+	size_t first = n, i, late_dest = n;
+	long r;
+
+	for (i = 0; i < n && first == n; i++)
+		if (w[i].kind != W_DIR)
+			first = i;
+	o->dest = ".";
+	for (i = 0; i < first; i++)
+		if (!(o->dest = join_dir(o->dest, w[i].s)))
+			return EXIT_FATAL;
+	for (i = first; i < n && late_dest == n; i++)
+		if (w[i].kind == W_DIR)
+			late_dest = i;
+	for (i = late_dest + 1; i < n; i++)
+		if (w[i].kind != W_DIR)
+			late_dest = n;
+	if (first == 0 && late_dest < n)
+		o->dest = w[late_dest].s;
+	for (i = first; i < n; i++) {
+		size_t before = o->includes.n;
+
+		switch (w[i].kind) {
+		case W_DIR:
+			if (i == late_dest && first == 0)
+				break;
+			if (!(prefix = below(prefix, w[i].s)))
+				return EXIT_FATAL;
+			break;
+		case W_NAME:
+			if (!push(&o->includes, (char *)w[i].s))
+				return EXIT_FATAL;
+			break;
+		case W_FILES:
+			r = tar_read_list(w[i].s, null, &o->includes, &owned);
+			if (r < 0) {
+				cli_warn("cannot read the names in '%s': %s", w[i].s,
+					 strerror((int)-r));
+				return EXIT_FATAL;
+			}
+			break;
+		}
+		while (o->include_dirs.n < o->includes.n)
+			if (!push(&o->include_dirs, (char *)prefix))
+				return EXIT_FATAL;
+		if (*prefix && o->includes.n > before && o->strip_components) {
+			cli_warn("--strip-components with a -C between member names is not supported: the directory would be stripped too");
+			return EXIT_FATAL;
+		}
+	}
+	return 0;
 }
 
 int main(int argc, char **argv)
@@ -292,7 +425,8 @@ int main(int argc, char **argv)
 	struct cli_result res;
 	bool have_file = false;
 	int c, status, opt_index;
-	const char *files_from = NULL, *exclude_from = NULL;
+	const char *exclude_from = NULL;
+	struct word *nw;
 	bool null = false;
 	unsigned int warn_set = 0, warn_clear = 0;
 	long n;
@@ -314,8 +448,18 @@ int main(int argc, char **argv)
 	o.resolver = getenv("SAFE_EXTRACT_RESOLVER");
 
 	argv = tar_old_style(&argc, argv);
-	while ((c = getopt_long(argc, argv, "C:f:txvkUpzjJaZmT:X:POi", long_options,
+	/* "-": operands come in order (c == 1), for -C's place among them. */
+	while ((c = getopt_long(argc, argv, "-C:f:txvkUpzjJaZmT:X:POi", long_options,
 				&opt_index)) != -1) {
+		if (c == 1 || c == 'C' || c == 'T') {
+			nw = realloc(words, (nwords + 1) * sizeof(*nw));
+			if (!nw)
+				return finish(&o, EXIT_FATAL);
+			words = nw;
+			words[nwords++] = (struct word){
+				c == 1 ? W_NAME : c == 'C' ? W_DIR : W_FILES, optarg };
+			continue;
+		}
 		switch (c) {
 		case 'z': o.compress = "gzip"; break;
 		case 'j': o.compress = "bzip2"; break;
@@ -361,7 +505,6 @@ int main(int argc, char **argv)
 				return finish(&o, EXIT_FATAL);
 			}
 			break;
-		case 'T': files_from = optarg; break;
 		case 'X': exclude_from = optarg; break;
 		case LO_NULL: null = true; break;
 		case LO_EXCLUDE_VCS:
@@ -371,7 +514,6 @@ int main(int argc, char **argv)
 		case LO_ONE_TOP_LEVEL: o.top_level = optarg ? optarg : ""; break;
 		case 'P': return finish(&o, refused_option("P"));
 		case LO_REFUSED: return finish(&o, refused_option(long_options[opt_index].name));
-		case 'C': o.dest = optarg; break;
 		case 'f': o.archive = optarg; have_file = true; break;
 		case 't': o.flags |= CLI_LIST; break;
 		case 'x': break;
@@ -469,22 +611,30 @@ int main(int argc, char **argv)
 	if (o.flags & CLI_VERBOSE)
 		o.warnings |= WARN_VERBOSE;
 	o.warnings = (o.warnings & ~warn_clear) | warn_set;
-	/* -T and -X may come before --null on the line, as in tar. */
-	if (files_from && (n = tar_read_list(files_from, null, &o.includes, &owned)) < 0) {
-		cli_warn("cannot read the names in '%s': %s", files_from, strerror((int)-n));
-		return finish(&o, EXIT_FATAL);
+	/* After "--", the rest are operands. */
+	for (int i = optind; i < argc; i++) {
+		nw = realloc(words, (nwords + 1) * sizeof(*nw));
+		if (!nw)
+			return finish(&o, EXIT_FATAL);
+		words = nw;
+		words[nwords++] = (struct word){ W_NAME, argv[i] };
 	}
+	/* Without -f, wherever it stands, the first operand is the archive. */
+	for (size_t i = 0; !have_file && i < nwords; i++) {
+		if (words[i].kind != W_NAME)
+			continue;
+		o.archive = words[i].s;
+		have_file = true;
+		memmove(&words[i], &words[i + 1], (nwords - i - 1) * sizeof(*words));
+		nwords--;
+	}
+	/* -T and -X may come before --null on the line, as in tar. */
+	status = place_members(&o, words, nwords, null);
+	if (status)
+		return finish(&o, status);
 	if (exclude_from && (n = tar_read_list(exclude_from, null, &o.excludes, &owned)) < 0) {
 		cli_warn("cannot read the patterns in '%s': %s", exclude_from, strerror((int)-n));
 		return finish(&o, EXIT_FATAL);
-	}
-	for (int i = optind; i < argc; i++) {
-		if (!have_file) {
-			o.archive = argv[i];
-			have_file = true;
-		} else if (!push(&o.includes, argv[i])) {
-			return finish(&o, EXIT_FATAL);
-		}
 	}
 	if (!o.archive && isatty(STDIN_FILENO) &&
 	    !(o.flags & (CLI_PRINT_RESOLVER | CLI_PRINT_SANDBOX))) {

@@ -131,7 +131,7 @@ int select_entry(struct selection *s, const char *name, const char **dir)
 	return SELECT_NO;
 }
 
-const char *select_unmatched(const struct selection *s, size_t i)
+const char *select_unmatched(const struct selection *s, size_t i, bool *some)
 {
 	size_t k = 0;
 
@@ -140,8 +140,10 @@ const char *select_unmatched(const struct selection *s, size_t i)
 
 		if (s->v[j].found >= want)
 			continue;
-		if (k++ == i)
-			return s->v[j].pattern;
+		if (k++ != i)
+			continue;
+		*some = s->v[j].found > 0;
+		return s->v[j].pattern;
 	}
 	return NULL;
 }
