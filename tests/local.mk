@@ -96,6 +96,7 @@ check-jobs-long: src/safe-extract
 # behaviour, named after GNU tar's own test where it has one.
 TAR_FIDELITY_TESTS = \
 	tests/warning.test \
-	tests/member-operands.test
+	tests/member-operands.test \
+	tests/old-style-keys.test
 TESTS += $(TAR_FIDELITY_TESTS)
 EXTRA_DIST += $(TAR_FIDELITY_TESTS)

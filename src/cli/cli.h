@@ -128,8 +128,9 @@ int cli_extract(const struct cli_options *o, struct cli_result *res);
 void cli_install_signals(void);
 
 /* tar-compat.c */
-/* tar xvf A: argv rewritten as -x -v -f A when argv[1] is key letters. */
-char **tar_old_style(int *argc, char **argv);
+/* tar xvf A: argv rewritten as -x -v -f A when argv[1] is key letters;
+ * NULL, with the letter in *BAD, for a letter tar does not know. */
+char **tar_old_style(int *argc, char **argv, char *bad);
 /* Free what tar_old_style() made, once argv is no longer used. */
 void tar_old_style_free(void);
 /* Names from FILE ("-": stdin), one a line or NUL-separated, appended to

@@ -67,6 +67,8 @@ enum long_option {
 	LO_JOBS,
 	LO_XZ_MEMORY,
 	LO_WARNING,
+	LO_IGNORED,		/* tar options that change nothing when extracting */
+	LO_IGNORED_ARG,
 	LO_REFUSED,		/* tar options that would weaken the defence */
 	LO_HELP,
 	LO_VERSION,
@@ -140,6 +142,39 @@ static const struct option long_options[] = {
 	{ "uncompress", no_argument, NULL, 'Z' },
 	{ "auto-compress", no_argument, NULL, 'a' },
 	{ "absolute-names", no_argument, NULL, 'P' },
+	/* tar's other commands, and options that change nothing when
+	 * extracting or that this command does not do: each one is
+	 * answered by not_here() or accepted as tar accepts it. */
+	{ "create", no_argument, NULL, 'c' },
+	{ "append", no_argument, NULL, 'r' },
+	{ "update", no_argument, NULL, 'u' },
+	{ "diff", no_argument, NULL, 'd' },
+	{ "compare", no_argument, NULL, 'd' },
+	{ "catenate", no_argument, NULL, 'A' },
+	{ "concatenate", no_argument, NULL, 'A' },
+	{ "blocking-factor", required_argument, NULL, 'b' },
+	{ "record-size", required_argument, NULL, LO_IGNORED_ARG },
+	{ "read-full-records", no_argument, NULL, 'B' },
+	{ "check-links", no_argument, NULL, 'l' },
+	{ "seek", no_argument, NULL, 'n' },
+	{ "no-seek", no_argument, NULL, LO_IGNORED },
+	{ "sparse", no_argument, NULL, 'S' },
+	{ "verify", no_argument, NULL, 'W' },
+	{ "starting-file", required_argument, NULL, 'K' },
+	{ "newer", required_argument, NULL, 'N' },
+	{ "after-date", required_argument, NULL, 'N' },
+	{ "block-number", no_argument, NULL, 'R' },
+	{ "interactive", no_argument, NULL, 'w' },
+	{ "confirmation", no_argument, NULL, 'w' },
+	{ "use-compress-program", required_argument, NULL, 'I' },
+	{ "dereference", no_argument, NULL, 'h' },
+	{ "multi-volume", no_argument, NULL, 'M' },
+	{ "tape-length", required_argument, NULL, 'L' },
+	{ "info-script", required_argument, NULL, 'F' },
+	{ "new-volume-script", required_argument, NULL, 'F' },
+	{ "label", required_argument, NULL, 'V' },
+	{ "listed-incremental", required_argument, NULL, 'g' },
+	{ "incremental", no_argument, NULL, 'G' },
 	{ "to-command", required_argument, NULL, LO_REFUSED },
 	{ "insecure", no_argument, NULL, LO_REFUSED },
 	{ "help", no_argument, NULL, LO_HELP },
@@ -242,6 +277,38 @@ static int refused_option(const char *name)
 		cli_warn("--to-command is refused: the sandbox lets safe-extract run no program; -t lists the members, and a library caller gets each entry through its callback");
 	else
 		cli_warn("--%s is refused: it turns off the checks this program exists for; the documented weakenings are --in-root, --cross-mounts and --devices", name);
+	return EXIT_FATAL;
+}
+
+/*
+ * A tar option this command does not take: another command than -x and
+ * -t, or an extraction option it does not do.  Each says why.
+ */
+static int not_here(int c)
+{
+	static const struct {
+		char c;
+		const char *why;
+	} reasons[] = {
+		{ 'c', "-c (--create): safe-extract only extracts (-x) and lists (-t); create archives with tar" },
+		{ 'r', "-r (--append): safe-extract only extracts (-x) and lists (-t)" },
+		{ 'u', "-u (--update): safe-extract only extracts (-x) and lists (-t)" },
+		{ 'd', "-d (--diff): safe-extract only extracts (-x) and lists (-t)" },
+		{ 'A', "-A (--catenate): safe-extract only extracts (-x) and lists (-t)" },
+		{ 'K', "-K (--starting-file) is not supported: name the members to extract instead" },
+		{ 'N', "-N (--newer) is not supported when extracting: --keep-newer-files keeps newer files" },
+		{ 'R', "-R (--block-number) is not supported: messages name the entry instead" },
+		{ 'w', "-w (--interactive) is not supported: name the members to extract instead" },
+		{ 'I', "-I (--use-compress-program) is refused: the sandbox lets safe-extract run no program, and the compression is detected" },
+		{ 'h', "-h (--dereference) is refused: it makes tar follow symlinks when it creates an archive; when extracting, names are never followed (see --in-root and --keep-directory-symlink)" },
+		{ 'M', "-M (--multi-volume) is refused: a multi-volume archive needs the next volume opened by name in mid-run, after the sandbox; join the volumes with cat and extract the whole, or use GNU tar" },
+		{ 'L', "-L (--tape-length) is refused: it is for multi-volume archives (see -M)" },
+		{ 'F', "-F (--info-script) is refused: it runs a program between volumes, and the sandbox lets safe-extract run none" },
+	};
+
+	for (size_t i = 0; i < sizeof(reasons) / sizeof(reasons[0]); i++)
+		if (reasons[i].c == c)
+			cli_warn("%s", reasons[i].why);
 	return EXIT_FATAL;
 }
 
@@ -447,9 +514,18 @@ int main(int argc, char **argv)
 	o.dest = ".";
 	o.resolver = getenv("SAFE_EXTRACT_RESOLVER");
 
-	argv = tar_old_style(&argc, argv);
+	{
+		char bad;
+		char **nv = tar_old_style(&argc, argv, &bad);
+
+		if (!nv) {
+			cli_warn("unknown key letter '%c' in '%s' (tar's old-style keys)", bad, argv[1]);
+			return finish(&o, EXIT_FATAL);
+		}
+		argv = nv;
+	}
 	/* "-": operands come in order (c == 1), for -C's place among them. */
-	while ((c = getopt_long(argc, argv, "-C:f:txvkUpzjJaZmT:X:POi", long_options,
+	while ((c = getopt_long(argc, argv, "-C:f:txvkUpzjJaZmT:X:POiAcdrub:BF:g:GhH:I:K:lL:MnN:oRsSV:wW", long_options,
 				&opt_index)) != -1) {
 		if (c == 1 || c == 'C' || c == 'T') {
 			nw = realloc(words, (nwords + 1) * sizeof(*nw));
@@ -513,6 +589,18 @@ int main(int argc, char **argv)
 			break;
 		case LO_ONE_TOP_LEVEL: o.top_level = optarg ? optarg : ""; break;
 		case 'P': return finish(&o, refused_option("P"));
+		case 'c': case 'r': case 'u': case 'd': case 'A':
+		case 'K': case 'N': case 'R': case 'w': case 'I':
+		case 'h': case 'M': case 'L': case 'F':
+		case 'V': case 'g': case 'G':
+			return finish(&o, not_here(c));
+		/* As tar when extracting: the blocking is read as it comes,
+		 * sparse files and formats are what the archive says, and
+		 * members come in archive order (-s). */
+		case 'b': case 'B': case 'H': case 'l': case 'n': case 'S':
+		case 'W': case 's': case LO_IGNORED: case LO_IGNORED_ARG:
+			break;
+		case 'o': o.flags &= ~CLI_SAME_OWNER; break;
 		case LO_REFUSED: return finish(&o, refused_option(long_options[opt_index].name));
 		case 'f': o.archive = optarg; have_file = true; break;
 		case 't': o.flags |= CLI_LIST; break;

@@ -15,8 +15,11 @@
 
 #include "cli.h"
 
-/* Old-style keys and whether each takes the next word as its argument. */
-static const char old_keys[] = "xtvkUpzjJaZmf:C:T:X:";
+/* Every key letter GNU tar takes in the old style ("tar xvf A"), a ':'
+ * after those that take the next word as their argument, in the order of
+ * its manual.  Those that mean nothing here are refused by main() with
+ * the reason; none is taken for an archive name. */
+static const char old_keys[] = "AcdrtuxabBC:f:F:g:GhH:iI:jJkK:lL:mMnN:oOpPRsST:UvV:wWX:zZ";
 
 static bool old_key(char c, bool *takes_arg)
 {
@@ -36,26 +39,34 @@ void tar_old_style_free(void)
 	old_style_argv = NULL;
 }
 
-char **tar_old_style(int *argc, char **argv)
+char **tar_old_style(int *argc, char **argv, char *bad)
 {
 	const char *keys = *argc > 1 ? argv[1] : NULL;
-	bool arg, extract = false;
+	bool arg, command = false;
 	struct stat st;
 	char **nv;
 	int n = 1, next = 2;
 
-	/* tar xvf A: a first word of key letters with x or t in it.  It is
-	 * taken as keys only when no file has that name, since the first
-	 * word is also where an archive may stand. */
+	/* tar xvf A: a first word of letters with a command letter in it.
+	 * It is taken as keys only when no file has that name, since the
+	 * first word is also where an archive may stand; then a letter tar
+	 * does not know is an error, as in tar. */
+	*bad = '\0';
 	if (!keys || keys[0] == '-' || !keys[0] || stat(keys, &st) == 0)
 		return argv;
 	for (const char *p = keys; *p; p++) {
-		if (!old_key(*p, &arg))
+		if (!((*p >= 'a' && *p <= 'z') || (*p >= 'A' && *p <= 'Z')))
 			return argv;
-		extract |= *p == 'x' || *p == 't';
+		command |= strchr("Acdrtux", *p) != NULL;
 	}
-	if (!extract)
+	if (!command)
 		return argv;
+	for (const char *p = keys; *p; p++) {
+		if (!old_key(*p, &arg)) {
+			*bad = *p;
+			return NULL;
+		}
+	}
 	/* One block for the new vector and its "-k" words, freed by
 	 * tar_old_style_free() when main() is done with argv. */
 	nv = calloc(1, ((size_t)*argc + strlen(keys) + 1) * sizeof(*nv) + strlen(keys) * 3);
