@@ -97,6 +97,7 @@ check-jobs-long: src/safe-extract
 TAR_FIDELITY_TESTS = \
 	tests/warning.test \
 	tests/member-operands.test \
-	tests/old-style-keys.test
+	tests/old-style-keys.test \
+	tests/keep-old-files.test
 TESTS += $(TAR_FIDELITY_TESTS)
 EXTRA_DIST += $(TAR_FIDELITY_TESTS)

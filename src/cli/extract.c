@@ -18,8 +18,11 @@
 #include <time.h>
 #include <unistd.h>
 
+#include <grp.h>
+#include <pwd.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
+#include <sys/sysmacros.h>
 
 #include <safe-extract.h>
 
@@ -103,6 +106,8 @@ struct ui {
 	se_root *root;			/* NULL with -t and -O */
 	struct selection *sel;		/* the member operands */
 	const char *dir_checked;	/* the last -C below DEST found a directory */
+	size_t owner_width;		/* -vv: owner/group and size, as wide as tar's */
+	bool kept_old;			/* -k kept a name: exit 2, as tar */
 	bool progress;			/* --progress and stderr is a terminal */
 	bool output_failed;		/* stdout could not be written */
 	uint64_t last_progress_ns;
@@ -286,6 +291,119 @@ static int before_entry(struct ui *ui, struct archive_entry *e)
 	return SE_CONTINUE;
 }
 
+/* A name -k kept: tar says "Cannot open: File exists" and exits 2. */
+static bool kept_old(const struct ui *ui, const struct se_entry *e)
+{
+	return (ui->o->flags & CLI_KEEP_OLD) && e->action == SE_REFUSED &&
+	       e->error == EEXIST && e->reason && strstr(e->reason, "--keep-old-files");
+}
+
+/*
+ * Does -v list E?  As tar: every member the command line selects, those
+ * kept (-k, --skip-old-files, --keep-newer-files) and those -O does not
+ * write too; not those it did not select, nor those refused or failed
+ * (their line is on stderr).
+ */
+static bool listed(const struct ui *ui, const struct se_entry *e)
+{
+	if (e->action == SE_SKIPPED)
+		return !e->reason || (strcmp(e->reason, "skipped by the caller") != 0 &&
+				      strcmp(e->reason, "not selected") != 0);
+	return e->action == SE_CREATED || e->action == SE_REPLACED || kept_old(ui, e);
+}
+
+/* ls -l's ten characters, as tar -tvv prints them ('h': a hardlink). */
+static void mode_string(const struct archive_entry *ae, char out[11])
+{
+	static const char rwx[] = "rwxrwxrwx";
+	mode_t perm = archive_entry_perm((struct archive_entry *)ae);
+	char type;
+
+	switch (archive_entry_filetype((struct archive_entry *)ae)) {
+	case AE_IFDIR: type = 'd'; break;
+	case AE_IFLNK: type = 'l'; break;
+	case AE_IFCHR: type = 'c'; break;
+	case AE_IFBLK: type = 'b'; break;
+	case AE_IFIFO: type = 'p'; break;
+	case AE_IFSOCK: type = 's'; break;
+	default: type = '-'; break;
+	}
+	if (archive_entry_hardlink((struct archive_entry *)ae))
+		type = 'h';
+	out[0] = type;
+	for (int i = 0; i < 9; i++)
+		out[i + 1] = (perm & (0400 >> i)) ? rwx[i] : '-';
+	if (perm & S_ISUID)
+		out[3] = (perm & S_IXUSR) ? 's' : 'S';
+	if (perm & S_ISGID)
+		out[6] = (perm & S_IXGRP) ? 's' : 'S';
+	if (perm & S_ISVTX)
+		out[9] = (perm & S_IXOTH) ? 't' : 'T';
+	out[10] = '\0';
+}
+
+/*
+ * tar -xvv's line: mode, owner/group, size (or device numbers), date,
+ * name, and the link target.  The owner and group are the names this
+ * system has for the ids (the library hands over ids; --numeric-owner:
+ * the ids).  The owner/group/size field widens as tar's does, for the
+ * rest of the run.
+ */
+static void long_listing(struct ui *ui, FILE *out, const struct se_entry *e)
+{
+	struct archive_entry *ae = e->entry;
+	char modes[11], user[64], group[64], size[48], when[32], esc[1024], target[1024];
+	const char *t;
+	struct tm tm;
+	time_t mt = archive_entry_mtime(ae);
+	size_t pad;
+
+	mode_string(ae, modes);
+	snprintf(user, sizeof(user), "%lld", (long long)archive_entry_uid(ae));
+	snprintf(group, sizeof(group), "%lld", (long long)archive_entry_gid(ae));
+	if (!(ui->o->flags & CLI_NUMERIC_OWNER)) {
+		struct passwd *pw = getpwuid((uid_t)archive_entry_uid(ae));
+		struct group *gr = getgrgid((gid_t)archive_entry_gid(ae));
+
+		if (pw)
+			snprintf(user, sizeof(user), "%s", pw->pw_name);
+		if (gr)
+			snprintf(group, sizeof(group), "%s", gr->gr_name);
+	}
+	if (modes[0] == 'c' || modes[0] == 'b')
+		snprintf(size, sizeof(size), "%u,%u", major(archive_entry_rdev(ae)),
+			 minor(archive_entry_rdev(ae)));
+	else
+		snprintf(size, sizeof(size), "%lld", modes[0] == 'h' ? 0LL :
+			 (long long)archive_entry_size(ae));
+	if (!localtime_r(&mt, &tm) || !strftime(when, sizeof(when), "%Y-%m-%d %H:%M", &tm))
+		snprintf(when, sizeof(when), "%lld", (long long)mt);
+	pad = strlen(user) + 1 + strlen(group) + strlen(size);
+	if (pad > ui->owner_width)
+		ui->owner_width = pad;
+	fprintf(out, "%s %s/%s %*s %s %s", modes, user, group,
+		(int)(ui->owner_width - pad + strlen(size)), size, when,
+		se_escape(e->name, esc, sizeof(esc)));
+	if ((t = archive_entry_hardlink(ae)))
+		fprintf(out, " link to %s", se_escape(t, target, sizeof(target)));
+	else if ((t = archive_entry_symlink(ae)))
+		fprintf(out, " -> %s", se_escape(t, target, sizeof(target)));
+	fputc('\n', out);
+}
+
+/* -v: the name; -vv: tar's long line.  With -O the data is on stdout,
+ * so they go to stderr. */
+static void list_entry(struct ui *ui, const struct se_entry *e)
+{
+	FILE *out = (ui->o->flags & CLI_TO_STDOUT) ? stderr : stdout;
+	char esc[1024];
+
+	if ((ui->o->flags & CLI_LONG_LISTING) && e->entry)
+		long_listing(ui, out, e);
+	else
+		fprintf(out, "%s\n", se_escape(e->name, esc, sizeof(esc)));
+}
+
 /*
  * After each entry: refusals and failures always print one stderr line
  * (escaped name, what, why); -t prints the names it would extract, -v
@@ -318,11 +436,11 @@ static int entry_cb(void *data, struct se_entry *e)
 
 		printf("%s\n", se_escape(e->path[0] ? e->path : ".", path,
 					 sizeof(path)));
-	} else if ((ui->o->flags & CLI_VERBOSE) && e->action != SE_SKIPPED) {
-		/* With -O the data is on stdout: the names go to stderr. */
-		fprintf((ui->o->flags & CLI_TO_STDOUT) ? stderr : stdout, "%s\n",
-			se_escape(e->name, esc, sizeof(esc)));
 	}
+	if (kept_old(ui, e))
+		ui->kept_old = true;
+	if ((ui->o->flags & CLI_VERBOSE) && !(ui->o->flags & CLI_LIST) && listed(ui, e))
+		list_entry(ui, e);
 	progress(ui, false);
 	return stdout_broken(ui) ? SE_ABORT : SE_CONTINUE;
 }
@@ -601,7 +719,7 @@ int cli_extract(const struct cli_options *o, struct cli_result *res)
 {
 	const char *file = o->archive && strcmp(o->archive, "-") != 0 ? o->archive : NULL;
 	struct se_stats st = { .size = sizeof(st) };
-	struct ui ui = { .o = o };
+	struct ui ui = { .o = o, .owner_width = 19 };
 	struct archive *a = NULL;
 	se_root *root = NULL;
 	se_run *run = NULL;
@@ -725,6 +843,9 @@ int cli_extract(const struct cli_options *o, struct cli_result *res)
 		ui.output_failed = true;
 	}
 	if (ui.output_failed)
+		status = EXIT_FATAL;
+	/* As GNU tar: a name -k kept is an error of the whole run. */
+	if (ui.kept_old)
 		status = EXIT_FATAL;
 	if (se_run_stats(run, &st) == 0) {
 		res->entries = st.entries;

@@ -263,7 +263,7 @@ static void usage(FILE *f)
 "\n"
 "Exit status: 0 all extracted; 1 some entries refused, failed or\n"
 "incomplete; 2 fatal (archive empty, unreadable or damaged, destination\n"
-"unusable, output unwritable, a member not found, interrupted).\n", f);
+"unusable, output unwritable, a member not found, a name -k kept, interrupted).\n", f);
 }
 
 static bool push(struct list *l, char *item);
@@ -605,7 +605,12 @@ int main(int argc, char **argv)
 		case 'f': o.archive = optarg; have_file = true; break;
 		case 't': o.flags |= CLI_LIST; break;
 		case 'x': break;
-		case 'v': o.flags |= CLI_VERBOSE; break;
+		case 'v':
+			/* -vv: tar's long listing. */
+			if (o.flags & CLI_VERBOSE)
+				o.flags |= CLI_LONG_LISTING;
+			o.flags |= CLI_VERBOSE;
+			break;
 		case 'k': o.flags |= CLI_KEEP_OLD; break;
 		case 'U': o.flags |= CLI_UNLINK; break;
 		case 'p': o.flags |= CLI_SAME_PERMS; break;
