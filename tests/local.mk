@@ -98,6 +98,7 @@ TAR_FIDELITY_TESTS = \
 	tests/warning.test \
 	tests/member-operands.test \
 	tests/old-style-keys.test \
-	tests/keep-old-files.test
+	tests/keep-old-files.test \
+	tests/show-transformed-names.test
 TESTS += $(TAR_FIDELITY_TESTS)
 EXTRA_DIST += $(TAR_FIDELITY_TESTS)

@@ -107,6 +107,12 @@ struct ui {
 	struct selection *sel;		/* the member operands */
 	const char *dir_checked;	/* the last -C below DEST found a directory */
 	size_t owner_width;		/* -vv: owner/group and size, as wide as tar's */
+	/* -v: the names entries were renamed to (--transform, -C), and
+	 * the name to list for each, until its outcome arrives. */
+	struct renamed {
+		char *now, *shown;
+	} *renamed;
+	size_t n_renamed;
 	bool kept_old;			/* -k kept a name: exit 2, as tar */
 	bool progress;			/* --progress and stderr is a terminal */
 	bool output_failed;		/* stdout could not be written */
@@ -250,6 +256,63 @@ static bool prefixed(const char *prefix, const char *name, char *out, size_t cap
 }
 
 /*
+ * -v lists a member by its name in the archive (tar's default) or after
+ * --transform (--show-transformed-names), never with the -C directory the
+ * command put before it: remember that name under the one the library
+ * will report.  False when out of memory.
+ */
+static bool remember_name(struct ui *ui, const char *now, const char *shown)
+{
+	struct renamed *nv = realloc(ui->renamed, (ui->n_renamed + 1) * sizeof(*nv));
+
+	if (!nv)
+		return false;
+	ui->renamed = nv;
+	nv[ui->n_renamed].now = strdup(now);
+	nv[ui->n_renamed].shown = strdup(shown);
+	if (!nv[ui->n_renamed].now || !nv[ui->n_renamed].shown) {
+		free(nv[ui->n_renamed].now);
+		free(nv[ui->n_renamed].shown);
+		return false;
+	}
+	ui->n_renamed++;
+	return true;
+}
+
+/*
+ * The name to list for an outcome reported under NAME, into OUT (CAP):
+ * the oldest one remembered under NAME, forgotten then; outcomes come in
+ * archive order, so it is the first one nearly always.
+ */
+static const char *shown_name(struct ui *ui, const char *name, char *out, size_t cap)
+{
+	for (size_t i = 0; i < ui->n_renamed; i++) {
+		struct renamed *r = &ui->renamed[i];
+
+		if (strcmp(r->now, name) != 0)
+			continue;
+		snprintf(out, cap, "%s", r->shown);
+		free(r->now);
+		free(r->shown);
+		memmove(r, r + 1, (ui->n_renamed - i - 1) * sizeof(*r));
+		ui->n_renamed--;
+		return out;
+	}
+	return name;
+}
+
+static void forget_names(struct ui *ui)
+{
+	for (size_t i = 0; i < ui->n_renamed; i++) {
+		free(ui->renamed[i].now);
+		free(ui->renamed[i].shown);
+	}
+	free(ui->renamed);
+	ui->renamed = NULL;
+	ui->n_renamed = 0;
+}
+
+/*
  * Before an entry: is it one the command line selects (by its name in the
  * archive, as tar matches it), then its new name: --transform, then the
  * -C its operand came after.  The library checks the result like any
@@ -273,8 +336,12 @@ static int before_entry(struct ui *ui, struct archive_entry *e)
 	if (n) {
 		if (!tar_transform(ui->o->transforms, 1, n, tmp, sizeof(tmp)))
 			snprintf(tmp, sizeof(tmp), "%s", n);
-		if (prefixed(dir, tmp, out, sizeof(out)))
+		if (prefixed(dir, tmp, out, sizeof(out))) {
+			if ((ui->o->flags & CLI_VERBOSE) &&
+			    !remember_name(ui, out, (ui->o->flags & CLI_SHOW_TRANSFORMED) ? tmp : n))
+				return SE_ABORT;
 			archive_entry_set_pathname(e, out);
+		}
 	}
 	/* A hardlink's target is a member name too: it is in the same
 	 * directory as the link when tar makes it. */
@@ -349,7 +416,8 @@ static void mode_string(const struct archive_entry *ae, char out[11])
  * the ids).  The owner/group/size field widens as tar's does, for the
  * rest of the run.
  */
-static void long_listing(struct ui *ui, FILE *out, const struct se_entry *e)
+static void long_listing(struct ui *ui, FILE *out, const struct se_entry *e,
+			 const char *name)
 {
 	struct archive_entry *ae = e->entry;
 	char modes[11], user[64], group[64], size[48], when[32], esc[1024], target[1024];
@@ -383,7 +451,7 @@ static void long_listing(struct ui *ui, FILE *out, const struct se_entry *e)
 		ui->owner_width = pad;
 	fprintf(out, "%s %s/%s %*s %s %s", modes, user, group,
 		(int)(ui->owner_width - pad + strlen(size)), size, when,
-		se_escape(e->name, esc, sizeof(esc)));
+		se_escape(name, esc, sizeof(esc)));
 	if ((t = archive_entry_hardlink(ae)))
 		fprintf(out, " link to %s", se_escape(t, target, sizeof(target)));
 	else if ((t = archive_entry_symlink(ae)))
@@ -393,15 +461,15 @@ static void long_listing(struct ui *ui, FILE *out, const struct se_entry *e)
 
 /* -v: the name; -vv: tar's long line.  With -O the data is on stdout,
  * so they go to stderr. */
-static void list_entry(struct ui *ui, const struct se_entry *e)
+static void list_entry(struct ui *ui, const struct se_entry *e, const char *name)
 {
 	FILE *out = (ui->o->flags & CLI_TO_STDOUT) ? stderr : stdout;
 	char esc[1024];
 
 	if ((ui->o->flags & CLI_LONG_LISTING) && e->entry)
-		long_listing(ui, out, e);
+		long_listing(ui, out, e, name);
 	else
-		fprintf(out, "%s\n", se_escape(e->name, esc, sizeof(esc)));
+		fprintf(out, "%s\n", se_escape(name, esc, sizeof(esc)));
 }
 
 /*
@@ -412,7 +480,8 @@ static void list_entry(struct ui *ui, const struct se_entry *e)
 static int entry_cb(void *data, struct se_entry *e)
 {
 	struct ui *ui = data;
-	char esc[1024], why[1024];
+	char esc[1024], why[1024], shown[8192];
+	const char *name = e->name;
 
 	if (e->stage == SE_BEFORE)
 		return before_entry(ui, e->entry);
@@ -439,8 +508,10 @@ static int entry_cb(void *data, struct se_entry *e)
 	}
 	if (kept_old(ui, e))
 		ui->kept_old = true;
+	if (ui->n_renamed)
+		name = shown_name(ui, e->name, shown, sizeof(shown));
 	if ((ui->o->flags & CLI_VERBOSE) && !(ui->o->flags & CLI_LIST) && listed(ui, e))
-		list_entry(ui, e);
+		list_entry(ui, e, name);
 	progress(ui, false);
 	return stdout_broken(ui) ? SE_ABORT : SE_CONTINUE;
 }
@@ -856,6 +927,7 @@ out:
 	current_run = NULL;
 	select_free(ui.sel);
 	se_run_free(run);
+	forget_names(&ui);
 	se_root_close(root);
 	if (fd > STDIN_FILENO)
 		close(fd);

@@ -67,6 +67,9 @@ enum long_option {
 	LO_JOBS,
 	LO_XZ_MEMORY,
 	LO_WARNING,
+	LO_PRESERVE,
+	LO_SHOW_TRANSFORMED,
+	LO_SHOW_STORED,
 	LO_IGNORED,		/* tar options that change nothing when extracting */
 	LO_IGNORED_ARG,
 	LO_REFUSED,		/* tar options that would weaken the defence */
@@ -142,6 +145,11 @@ static const struct option long_options[] = {
 	{ "uncompress", no_argument, NULL, 'Z' },
 	{ "auto-compress", no_argument, NULL, 'a' },
 	{ "absolute-names", no_argument, NULL, 'P' },
+	{ "same-order", no_argument, NULL, 's' },
+	{ "preserve-order", no_argument, NULL, 's' },
+	{ "preserve", no_argument, NULL, LO_PRESERVE },
+	{ "show-transformed-names", no_argument, NULL, LO_SHOW_TRANSFORMED },
+	{ "show-stored-names", no_argument, NULL, LO_SHOW_STORED },
 	/* tar's other commands, and options that change nothing when
 	 * extracting or that this command does not do: each one is
 	 * answered by not_here() or accepted as tar accepts it. */
@@ -238,6 +246,9 @@ static void usage(FILE *f)
 "      --occurrence[=N]   of each PATTERN's members, only the Nth (default 1)\n"
 "      --transform=s/REGEX/REPL/FLAGS, --xform  rename members, as tar (before\n"
 "                         the name checks: a rename to ../x is refused)\n"
+"  -s, --same-order, --preserve-order  accepted: members come in archive order\n"
+"      --show-transformed-names  -v shows names after --transform (default:\n"
+"                         as stored in the archive, as tar)\n"
 "      --one-top-level[=DIR]  extract into DEST/DIR (default: the archive's\n"
 "                         name without its suffix)\n"
 "      --warning=KEYWORD  tar's keywords (existing-file, ignore-newer,\n"
@@ -601,6 +612,9 @@ int main(int argc, char **argv)
 		case 'W': case 's': case LO_IGNORED: case LO_IGNORED_ARG:
 			break;
 		case 'o': o.flags &= ~CLI_SAME_OWNER; break;
+		case LO_PRESERVE: o.flags |= CLI_SAME_PERMS; break;	/* -p -s */
+		case LO_SHOW_TRANSFORMED: o.flags |= CLI_SHOW_TRANSFORMED; break;
+		case LO_SHOW_STORED: o.flags &= ~CLI_SHOW_TRANSFORMED; break;
 		case LO_REFUSED: return finish(&o, refused_option(long_options[opt_index].name));
 		case 'f': o.archive = optarg; have_file = true; break;
 		case 't': o.flags |= CLI_LIST; break;
