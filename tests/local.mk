@@ -99,6 +99,7 @@ TAR_FIDELITY_TESTS = \
 	tests/member-operands.test \
 	tests/old-style-keys.test \
 	tests/keep-old-files.test \
-	tests/show-transformed-names.test
+	tests/show-transformed-names.test \
+	tests/one-top-level.test
 TESTS += $(TAR_FIDELITY_TESTS)
 EXTRA_DIST += $(TAR_FIDELITY_TESTS)

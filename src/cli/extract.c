@@ -113,6 +113,7 @@ struct ui {
 		char *now, *shown;
 	} *renamed;
 	size_t n_renamed;
+	char *top_level;		/* --one-top-level's directory, or NULL */
 	bool kept_old;			/* -k kept a name: exit 2, as tar */
 	bool progress;			/* --progress and stderr is a terminal */
 	bool output_failed;		/* stdout could not be written */
@@ -313,6 +314,31 @@ static void forget_names(struct ui *ui)
 }
 
 /*
+ * --one-top-level=DIR extracts into DEST/DIR; a member already under DIR
+ * (DIR/x, ./DIR/x) goes to DEST/DIR/x, not DEST/DIR/DIR/x, as in tar.
+ * NAME is the member's name as the library will see it, so only without
+ * --strip-components (which the library applies after).  Returns NAME's
+ * part below DIR, or NAME.
+ */
+static const char *under_top_level(const struct ui *ui, const char *name)
+{
+	const char *p = name;
+	size_t len;
+
+	if (!ui->top_level || ui->o->strip_components)
+		return name;
+	len = strlen(ui->top_level);
+	while (p[0] == '.' && p[1] == '/')
+		p += 2;
+	if (strncmp(p, ui->top_level, len) != 0 || (p[len] != '/' && p[len] != '\0'))
+		return name;
+	p += len;
+	while (*p == '/')
+		p++;
+	return *p ? p : ".";
+}
+
+/*
  * Before an entry: is it one the command line selects (by its name in the
  * archive, as tar matches it), then its new name: --transform, then the
  * -C its operand came after.  The library checks the result like any
@@ -330,13 +356,14 @@ static int before_entry(struct ui *ui, struct archive_entry *e)
 		if (*dir && !dir_usable(ui, dir))
 			return SE_ABORT;
 	}
-	if (!ui->o->transforms && !*dir)
+	if (!ui->o->transforms && !*dir && !ui->top_level)
 		return SE_CONTINUE;
 	n = archive_entry_pathname(e);
 	if (n) {
 		if (!tar_transform(ui->o->transforms, 1, n, tmp, sizeof(tmp)))
 			snprintf(tmp, sizeof(tmp), "%s", n);
-		if (prefixed(dir, tmp, out, sizeof(out))) {
+		if (prefixed(dir, under_top_level(ui, tmp), out, sizeof(out)) &&
+		    strcmp(out, n) != 0) {
 			if ((ui->o->flags & CLI_VERBOSE) &&
 			    !remember_name(ui, out, (ui->o->flags & CLI_SHOW_TRANSFORMED) ? tmp : n))
 				return SE_ABORT;
@@ -349,7 +376,8 @@ static int before_entry(struct ui *ui, struct archive_entry *e)
 	if (n) {
 		if (!tar_transform(ui->o->transforms, 4, n, tmp, sizeof(tmp)))
 			snprintf(tmp, sizeof(tmp), "%s", n);
-		if (prefixed(dir, tmp, out, sizeof(out)))
+		if (prefixed(dir, under_top_level(ui, tmp), out, sizeof(out)) &&
+		    strcmp(out, n) != 0)
 			archive_entry_set_hardlink(e, out);
 	}
 	n = archive_entry_symlink(e);
@@ -851,6 +879,9 @@ int cli_extract(const struct cli_options *o, struct cli_result *res)
 	run = se_run_new(root, run_opts(o));
 	ui.root = root;
 	ui.sel = select_new(o);
+	if (o->top_level)
+		ui.top_level = o->top_level[0] ? strdup(o->top_level) :
+			       tar_top_level_name(o->archive);
 	if (!run || !ui.sel || !configure(run, o)) {
 		cli_warn("out of memory");
 		goto out;
@@ -928,6 +959,7 @@ out:
 	select_free(ui.sel);
 	se_run_free(run);
 	forget_names(&ui);
+	free(ui.top_level);
 	se_root_close(root);
 	if (fd > STDIN_FILENO)
 		close(fd);
