@@ -100,6 +100,7 @@ TAR_FIDELITY_TESTS = \
 	tests/old-style-keys.test \
 	tests/keep-old-files.test \
 	tests/show-transformed-names.test \
-	tests/one-top-level.test
+	tests/one-top-level.test \
+	tests/tar-options-env.test
 TESTS += $(TAR_FIDELITY_TESTS)
 EXTRA_DIST += $(TAR_FIDELITY_TESTS)

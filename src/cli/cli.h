@@ -131,7 +131,11 @@ void cli_install_signals(void);
 /* tar xvf A: argv rewritten as -x -v -f A when argv[1] is key letters;
  * NULL, with the letter in *BAD, for a letter tar does not know. */
 char **tar_old_style(int *argc, char **argv, char *bad);
-/* Free what tar_old_style() made, once argv is no longer used. */
+/* TAR_OPTIONS, as GNU tar reads it: ENV's words (quoted as in a shell)
+ * put before the command line's options.  NULL for an unterminated quote
+ * or out of memory. */
+char **tar_options_env(int *argc, char **argv, const char *env);
+/* Free what tar_old_style() and tar_options_env() made, once argv is no longer used. */
 void tar_old_style_free(void);
 /* Names from FILE ("-": stdin), one a line or NUL-separated, appended to
  * OUT; the copies are also listed in OWNED, for freeing.  0 or -errno. */

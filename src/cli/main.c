@@ -534,6 +534,12 @@ int main(int argc, char **argv)
 			return finish(&o, EXIT_FATAL);
 		}
 		argv = nv;
+		nv = tar_options_env(&argc, argv, getenv("TAR_OPTIONS"));
+		if (!nv) {
+			cli_warn("cannot split TAR_OPTIONS: missing closing quote (or out of memory)");
+			return finish(&o, EXIT_FATAL);
+		}
+		argv = nv;
 	}
 	/* "-": operands come in order (c == 1), for -C's place among them. */
 	while ((c = getopt_long(argc, argv, "-C:f:txvkUpzjJaZmT:X:POiAcdrub:BF:g:GhH:I:K:lL:MnN:oRsSV:wW", long_options,

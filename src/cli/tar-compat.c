@@ -32,11 +32,89 @@ static bool old_key(char c, bool *takes_arg)
 }
 
 static char **old_style_argv;
+static char **env_argv;
 
 void tar_old_style_free(void)
 {
 	free(old_style_argv);
 	old_style_argv = NULL;
+	free(env_argv);
+	env_argv = NULL;
+}
+
+/*
+ * Split S into words as a shell would without expansions: blanks
+ * separate, '...' keeps everything, "..." keeps all but \" and \\, a
+ * backslash outside quotes keeps the next character.  Words are written
+ * over S's copy in BUF; WORDS gets at most MAX of them.  Returns the count,
+ * or -1 for an unterminated quote.
+ */
+static int split_words(char *buf, char **words, int max)
+{
+	char *in = buf, *out = buf;
+	int n = 0;
+
+	for (;;) {
+		while (*in == ' ' || *in == '\t' || *in == '\n')
+			in++;
+		if (!*in)
+			return n;
+		if (n == max)
+			return -1;
+		words[n++] = out;
+		while (*in && *in != ' ' && *in != '\t' && *in != '\n') {
+			char q = *in;
+
+			if (q == '\'' || q == '"') {
+				in++;
+				while (*in && *in != q) {
+					if (q == '"' && *in == '\\' && (in[1] == '"' || in[1] == '\\'))
+						in++;
+					*out++ = *in++;
+				}
+				if (*in != q)
+					return -1;
+				in++;
+			} else if (q == '\\' && in[1]) {
+				in++;
+				*out++ = *in++;
+			} else {
+				*out++ = *in++;
+			}
+		}
+		if (*in)
+			in++;
+		*out++ = '\0';
+	}
+}
+
+char **tar_options_env(int *argc, char **argv, const char *env)
+{
+	size_t len = env ? strlen(env) : 0;
+	int max = (int)(len / 2 + 1), n;
+	char **nv, *buf;
+
+	if (!env || !*env)
+		return argv;
+	/* One block: the new vector, then the words' bytes. */
+	nv = calloc(1, ((size_t)*argc + (size_t)max + 1) * sizeof(*nv) + len + 1);
+	if (!nv)
+		return NULL;
+	buf = (char *)(nv + *argc + max + 1);
+	memcpy(buf, env, len + 1);
+	n = split_words(buf, nv + 1, max);
+	if (n < 0) {
+		free(nv);
+		return NULL;
+	}
+	/* As tar: its words come first, before the command line's. */
+	nv[0] = argv[0];
+	for (int i = 1; i < *argc; i++)
+		nv[n + i] = argv[i];
+	*argc += n;
+	free(env_argv);
+	env_argv = nv;
+	return nv;
 }
 
 char **tar_old_style(int *argc, char **argv, char *bad)
