@@ -101,6 +101,7 @@ TAR_FIDELITY_TESTS = \
 	tests/keep-old-files.test \
 	tests/show-transformed-names.test \
 	tests/one-top-level.test \
-	tests/tar-options-env.test
+	tests/tar-options-env.test \
+	tests/label.test
 TESTS += $(TAR_FIDELITY_TESTS)
 EXTRA_DIST += $(TAR_FIDELITY_TESTS)

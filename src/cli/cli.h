@@ -109,6 +109,7 @@ struct cli_options {
 	struct transforms *transforms;	/* --transform, or NULL */
 	unsigned int occurrence;	/* --occurrence[=N], or 0 */
 	unsigned int warnings;		/* WARN_*: the messages to print */
+	const char *label;		/* -V PATTERN: the volume label to check */
 };
 
 /* What a run did, for callers that check it (the fuzz harness). */
@@ -172,6 +173,12 @@ int select_entry(struct selection *s, const char *name, const char **dir);
 /* The operands found fewer times than asked (I from 0; NULL past the
  * end); *SOME: found, but fewer times than --occurrence asks. */
 const char *select_unmatched(const struct selection *s, size_t i, bool *some);
+
+/* GNU tar's volume label (-V): the first header of the archive in FD, a
+ * regular file, read through a descriptor of its own (FD's offset is
+ * left alone).  1 and LABEL set, 0 when there is none, or a negative
+ * errno (-ESPIPE: FD is not a file). */
+int tar_volume_label(int fd, char *label, size_t cap);
 
 /* --one-top-level's default: ARCHIVE's name without its suffixes. */
 char *tar_top_level_name(const char *archive);

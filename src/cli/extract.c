@@ -9,6 +9,7 @@
 #include <archive_entry.h>
 #include <errno.h>
 #include <fcntl.h>
+#include <fnmatch.h>
 #include <signal.h>
 #include <stdarg.h>
 #include <stdint.h>
@@ -799,6 +800,45 @@ static void inject_fault(void)
 }
 #endif
 
+/*
+ * -V PATTERN: as tar, the run goes on only if the archive's volume label
+ * matches PATTERN (a glob).  With -v the label is listed first, as tar
+ * lists it.  False after a message when the run must not go on.
+ */
+static bool volume_label(const struct cli_options *o, int fd)
+{
+	char label[128], esc[1024];
+	int r;
+
+	if (!o->label && !((o->flags & CLI_VERBOSE) && !(o->flags & CLI_LIST)))
+		return true;
+	r = tar_volume_label(fd, label, sizeof(label));
+	if (!o->label) {
+		if (r == 1)
+			fprintf((o->flags & CLI_TO_STDOUT) ? stderr : stdout, "%s\n",
+				se_escape(label, esc, sizeof(esc)));
+		return true;
+	}
+	if (r < 0) {
+		cli_warn("-V '%s': cannot read the volume label%s: %s", o->label,
+			 r == -ESPIPE ? " of an archive that is not a file" : "", strerror(-r));
+		return false;
+	}
+	if (r == 0) {
+		cli_warn("Archive not labeled to match '%s'", o->label);
+		return false;
+	}
+	if (fnmatch(o->label, label, 0) != 0) {
+		cli_warn("Volume '%s' does not match '%s'", se_escape(label, esc, sizeof(esc)),
+			 o->label);
+		return false;
+	}
+	if (o->flags & CLI_VERBOSE)
+		fprintf((o->flags & CLI_TO_STDOUT) ? stderr : stdout, "%s\n",
+			se_escape(label, esc, sizeof(esc)));
+	return true;
+}
+
 /* Is FILE a package whose payload is what gets extracted (dpkg-deb -x)? */
 static bool is_package(const char *file)
 {
@@ -876,6 +916,8 @@ int cli_extract(const struct cli_options *o, struct cli_result *res)
 				 strcmp(found, "none") == 0 ? "not compressed" : found,
 				 strcmp(found, "none") == 0 ? "" : "-compressed", o->compress);
 	}
+	if (!volume_label(o, fd))
+		goto out;
 	run = se_run_new(root, run_opts(o));
 	ui.root = root;
 	ui.sel = select_new(o);

@@ -246,6 +246,8 @@ static void usage(FILE *f)
 "      --occurrence[=N]   of each PATTERN's members, only the Nth (default 1)\n"
 "      --transform=s/REGEX/REPL/FLAGS, --xform  rename members, as tar (before\n"
 "                         the name checks: a rename to ../x is refused)\n"
+"  -V, --label=PATTERN    extract only if the archive's volume label matches\n"
+"                         (an archive file; not standard input)\n"
 "  -s, --same-order, --preserve-order  accepted: members come in archive order\n"
 "      --show-transformed-names  -v shows names after --transform (default:\n"
 "                         as stored in the archive, as tar)\n"
@@ -609,8 +611,9 @@ int main(int argc, char **argv)
 		case 'c': case 'r': case 'u': case 'd': case 'A':
 		case 'K': case 'N': case 'R': case 'w': case 'I':
 		case 'h': case 'M': case 'L': case 'F':
-		case 'V': case 'g': case 'G':
+		case 'g': case 'G':
 			return finish(&o, not_here(c));
+		case 'V': o.label = optarg; break;
 		/* As tar when extracting: the blocking is read as it comes,
 		 * sparse files and formats are what the archive says, and
 		 * members come in archive order (-s). */

@@ -13,6 +13,9 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include <archive.h>
+#include <fcntl.h>
+
 #include "cli.h"
 
 /* Every key letter GNU tar takes in the old style ("tar xvf A"), a ':'
@@ -319,6 +322,58 @@ void tar_warning_keywords(void)
 	for (size_t i = 0; i < sizeof(warning_keywords) / sizeof(warning_keywords[0]); i++)
 		fprintf(stderr, ", %s", warning_keywords[i].name);
 	fputc('\n', stderr);
+}
+
+int tar_volume_label(int fd, char *label, size_t cap)
+{
+	char self[64], block[512];
+	struct archive *a;
+	struct archive_entry *ae;
+	struct stat st;
+	size_t got = 0;
+	ssize_t n;
+	int rfd, r = 0;
+
+	/* A pipe cannot be looked at without taking bytes from the run. */
+	if (fstat(fd, &st) < 0 || !S_ISREG(st.st_mode))
+		return -ESPIPE;
+	/* The same file through a descriptor of its own: FD's offset is
+	 * the run's.  Compressions are decoded in the process only: no
+	 * program is started for a label. */
+	snprintf(self, sizeof(self), "/proc/self/fd/%d", fd);
+	rfd = open(self, O_RDONLY | O_CLOEXEC | O_NOCTTY);
+	if (rfd < 0)
+		return -errno;
+	a = archive_read_new();
+	if (!a) {
+		close(rfd);
+		return -ENOMEM;
+	}
+	archive_read_support_filter_gzip(a);
+	archive_read_support_filter_bzip2(a);
+	archive_read_support_filter_xz(a);
+	archive_read_support_filter_lzma(a);
+	archive_read_support_filter_zstd(a);
+	archive_read_support_filter_compress(a);
+	archive_read_support_format_raw(a);
+	if (archive_read_open_fd(a, rfd, 10240) != ARCHIVE_OK ||
+	    archive_read_next_header(a, &ae) != ARCHIVE_OK) {
+		r = -EIO;
+		goto out;
+	}
+	while (got < sizeof(block) &&
+	       (n = archive_read_data(a, block + got, sizeof(block) - got)) > 0)
+		got += (size_t)n;
+	/* GNU tar's volume header: the first block, type 'V', the label
+	 * in the name field. */
+	if (got == sizeof(block) && block[156] == 'V' && memcmp(block + 257, "ustar", 5) == 0) {
+		snprintf(label, cap, "%.*s", 100, block);
+		r = 1;
+	}
+out:
+	archive_read_free(a);
+	close(rfd);
+	return r;
 }
 
 char *tar_top_level_name(const char *archive)
