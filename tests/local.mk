@@ -102,6 +102,7 @@ TAR_FIDELITY_TESTS = \
 	tests/show-transformed-names.test \
 	tests/one-top-level.test \
 	tests/tar-options-env.test \
-	tests/label.test
+	tests/label.test \
+	tests/backup01.test
 TESTS += $(TAR_FIDELITY_TESTS)
 EXTRA_DIST += $(TAR_FIDELITY_TESTS)

@@ -84,6 +84,14 @@ enum exit_status {
 	EXIT_FATAL = 2,
 };
 
+/* --backup=CONTROL, as GNU tar (and GNU cp, mv). */
+enum backup_kind {
+	BACKUP_NONE,
+	BACKUP_SIMPLE,			/* NAME~ (--suffix) */
+	BACKUP_EXISTING,		/* numbered if NAME.~N~ are there, else simple */
+	BACKUP_NUMBERED,		/* NAME.~N~ */
+};
+
 struct list {
 	char **v;
 	size_t n;
@@ -110,6 +118,8 @@ struct cli_options {
 	unsigned int occurrence;	/* --occurrence[=N], or 0 */
 	unsigned int warnings;		/* WARN_*: the messages to print */
 	const char *label;		/* -V PATTERN: the volume label to check */
+	enum backup_kind backup;	/* --backup */
+	const char *backup_suffix;	/* --suffix, SIMPLE_BACKUP_SUFFIX or "~" */
 };
 
 /* What a run did, for callers that check it (the fuzz harness). */
@@ -179,6 +189,16 @@ const char *select_unmatched(const struct selection *s, size_t i, bool *some);
  * left alone).  1 and LABEL set, 0 when there is none, or a negative
  * errno (-ESPIPE: FD is not a file). */
 int tar_volume_label(int fd, char *label, size_t cap);
+
+/* backup.c: CONTROL (NULL or "": tar's default) as a kind; false for a
+ * word tar does not take. */
+bool backup_control(const char *control, enum backup_kind *kind);
+struct se_root;
+/* Rename an existing non-directory at PATH (a name inside ROOT) to its
+ * backup name, written to BACKUP; with the root's scoping.  1 when it
+ * did, 0 when there was nothing to keep, or a negative errno. */
+int backup_existing(struct se_root *root, const char *path, enum backup_kind kind,
+		    const char *suffix, char *backup, size_t cap);
 
 /* --one-top-level's default: ARCHIVE's name without its suffixes. */
 char *tar_top_level_name(const char *archive);

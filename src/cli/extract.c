@@ -111,11 +111,12 @@ struct ui {
 	/* -v: the names entries were renamed to (--transform, -C), and
 	 * the name to list for each, until its outcome arrives. */
 	struct renamed {
-		char *now, *shown;
+		char *now, *shown, *note;
 	} *renamed;
 	size_t n_renamed;
 	char *top_level;		/* --one-top-level's directory, or NULL */
 	bool kept_old;			/* -k kept a name: exit 2, as tar */
+	bool backup_failed;		/* --backup could not rename: exit 2, as tar */
 	bool progress;			/* --progress and stderr is a terminal */
 	bool output_failed;		/* stdout could not be written */
 	uint64_t last_progress_ns;
@@ -260,21 +261,26 @@ static bool prefixed(const char *prefix, const char *name, char *out, size_t cap
 /*
  * -v lists a member by its name in the archive (tar's default) or after
  * --transform (--show-transformed-names), never with the -C directory the
- * command put before it: remember that name under the one the library
- * will report.  False when out of memory.
+ * command put before it, and after it what the command did first (tar's
+ * "Renaming 'x' to 'x~'" of --backup): remember both under the name the
+ * library will report.  NOTE may be NULL.  False when out of memory.
  */
-static bool remember_name(struct ui *ui, const char *now, const char *shown)
+static bool remember_name(struct ui *ui, const char *now, const char *shown, const char *note)
 {
 	struct renamed *nv = realloc(ui->renamed, (ui->n_renamed + 1) * sizeof(*nv));
+	struct renamed *r;
 
 	if (!nv)
 		return false;
 	ui->renamed = nv;
-	nv[ui->n_renamed].now = strdup(now);
-	nv[ui->n_renamed].shown = strdup(shown);
-	if (!nv[ui->n_renamed].now || !nv[ui->n_renamed].shown) {
-		free(nv[ui->n_renamed].now);
-		free(nv[ui->n_renamed].shown);
+	r = &nv[ui->n_renamed];
+	r->now = strdup(now);
+	r->shown = strdup(shown);
+	r->note = note ? strdup(note) : NULL;
+	if (!r->now || !r->shown || (note && !r->note)) {
+		free(r->now);
+		free(r->shown);
+		free(r->note);
 		return false;
 	}
 	ui->n_renamed++;
@@ -282,25 +288,29 @@ static bool remember_name(struct ui *ui, const char *now, const char *shown)
 }
 
 /*
- * The name to list for an outcome reported under NAME, into OUT (CAP):
- * the oldest one remembered under NAME, forgotten then; outcomes come in
- * archive order, so it is the first one nearly always.
+ * The name to list for an outcome reported under NAME, into SHOWN, and
+ * the note to print after it into NOTE ("" when none): the oldest record
+ * under NAME, forgotten then; outcomes come in archive order, so it is
+ * the first one nearly always.  False when there is none.
  */
-static const char *shown_name(struct ui *ui, const char *name, char *out, size_t cap)
+static bool recall_name(struct ui *ui, const char *name, char *shown, size_t cap,
+			char *note, size_t ncap)
 {
 	for (size_t i = 0; i < ui->n_renamed; i++) {
 		struct renamed *r = &ui->renamed[i];
 
 		if (strcmp(r->now, name) != 0)
 			continue;
-		snprintf(out, cap, "%s", r->shown);
+		snprintf(shown, cap, "%s", r->shown);
+		snprintf(note, ncap, "%s", r->note ? r->note : "");
 		free(r->now);
 		free(r->shown);
+		free(r->note);
 		memmove(r, r + 1, (ui->n_renamed - i - 1) * sizeof(*r));
 		ui->n_renamed--;
-		return out;
+		return true;
 	}
-	return name;
+	return false;
 }
 
 static void forget_names(struct ui *ui)
@@ -308,10 +318,64 @@ static void forget_names(struct ui *ui)
 	for (size_t i = 0; i < ui->n_renamed; i++) {
 		free(ui->renamed[i].now);
 		free(ui->renamed[i].shown);
+		free(ui->renamed[i].note);
 	}
 	free(ui->renamed);
 	ui->renamed = NULL;
 	ui->n_renamed = 0;
+}
+
+/* NAME without its first N components, into OUT; false when nothing is
+ * left (the library skips that member) or it does not fit. */
+static bool stripped(const char *name, int n, char *out, size_t cap)
+{
+	const char *p = name;
+
+	for (int i = 0; i < n; i++) {
+		while (*p == '/')
+			p++;
+		p += strcspn(p, "/");
+	}
+	while (*p == '/')
+		p++;
+	return *p && (size_t)snprintf(out, cap, "%s", p) < cap;
+}
+
+/*
+ * --backup: before a member replaces an existing non-directory, rename
+ * that one to its backup name, as tar; not when nothing is replaced (-k,
+ * --skip-old-files, --keep-newer-files keeping a newer file, -t, -O).
+ * NOTE gets tar's -v line about it, or "".  False when the backup failed
+ * (the member is then skipped, and the run's status is 2, as tar).
+ */
+static bool back_up(struct ui *ui, struct archive_entry *e, char *note, size_t cap)
+{
+	const struct cli_options *o = ui->o;
+	char path[8192], backup[8192], esc[1024], esc2[1024];
+	const char *name = archive_entry_pathname(e);
+	struct stat st;
+	int r;
+
+	note[0] = '\0';
+	if (o->backup == BACKUP_NONE || !ui->root || !name ||
+	    (o->flags & (CLI_KEEP_OLD | CLI_SKIP_OLD | CLI_LIST | CLI_TO_STDOUT)) ||
+	    archive_entry_filetype(e) == AE_IFDIR ||
+	    !stripped(name, o->strip_components, path, sizeof(path)))
+		return true;
+	if ((o->flags & CLI_KEEP_NEWER) && se_root_lstat(ui->root, path, &st) == 0 &&
+	    !S_ISDIR(st.st_mode) && st.st_mtime >= archive_entry_mtime(e))
+		return true;
+	r = backup_existing(ui->root, path, o->backup, o->backup_suffix, backup, sizeof(backup));
+	if (r < 0) {
+		cli_warn("%s: cannot back up to '%s': %s", se_escape(path, esc, sizeof(esc)),
+			 se_escape(backup, esc2, sizeof(esc2)), strerror(-r));
+		ui->backup_failed = true;
+		return false;
+	}
+	if (r > 0)
+		snprintf(note, cap, "Renaming '%s' to '%s'", se_escape(path, esc, sizeof(esc)),
+			 se_escape(backup, esc2, sizeof(esc2)));
+	return true;
 }
 
 /*
@@ -347,8 +411,9 @@ static const char *under_top_level(const struct ui *ui, const char *name)
  */
 static int before_entry(struct ui *ui, struct archive_entry *e)
 {
-	char out[8192], tmp[8192];
-	const char *n, *dir = "";
+	char out[8192], tmp[8192], shown[8192], note[16384];
+	const char *n, *dir = "", *stored;
+	bool renamed = false;
 
 	if (!select_all(ui->sel)) {
 		n = archive_entry_pathname(e);
@@ -357,33 +422,45 @@ static int before_entry(struct ui *ui, struct archive_entry *e)
 		if (*dir && !dir_usable(ui, dir))
 			return SE_ABORT;
 	}
-	if (!ui->o->transforms && !*dir && !ui->top_level)
-		return SE_CONTINUE;
-	n = archive_entry_pathname(e);
-	if (n) {
-		if (!tar_transform(ui->o->transforms, 1, n, tmp, sizeof(tmp)))
-			snprintf(tmp, sizeof(tmp), "%s", n);
+	stored = archive_entry_pathname(e);
+	tmp[0] = '\0';
+	if ((ui->o->transforms || *dir || ui->top_level) && stored) {
+		if (!tar_transform(ui->o->transforms, 1, stored, tmp, sizeof(tmp)))
+			snprintf(tmp, sizeof(tmp), "%s", stored);
 		if (prefixed(dir, under_top_level(ui, tmp), out, sizeof(out)) &&
-		    strcmp(out, n) != 0) {
-			if ((ui->o->flags & CLI_VERBOSE) &&
-			    !remember_name(ui, out, (ui->o->flags & CLI_SHOW_TRANSFORMED) ? tmp : n))
-				return SE_ABORT;
-			archive_entry_set_pathname(e, out);
-		}
+		    strcmp(out, stored) != 0)
+			renamed = true;
 	}
 	/* A hardlink's target is a member name too: it is in the same
 	 * directory as the link when tar makes it. */
 	n = archive_entry_hardlink(e);
-	if (n) {
-		if (!tar_transform(ui->o->transforms, 4, n, tmp, sizeof(tmp)))
-			snprintf(tmp, sizeof(tmp), "%s", n);
-		if (prefixed(dir, under_top_level(ui, tmp), out, sizeof(out)) &&
-		    strcmp(out, n) != 0)
-			archive_entry_set_hardlink(e, out);
+	if (n && (ui->o->transforms || *dir || ui->top_level)) {
+		char target[8192], link[8192];
+
+		if (!tar_transform(ui->o->transforms, 4, n, link, sizeof(link)))
+			snprintf(link, sizeof(link), "%s", n);
+		if (prefixed(dir, under_top_level(ui, link), target, sizeof(target)) &&
+		    strcmp(target, n) != 0)
+			archive_entry_set_hardlink(e, target);
 	}
 	n = archive_entry_symlink(e);
-	if (n && tar_transform(ui->o->transforms, 2, n, out, sizeof(out)))
-		archive_entry_set_symlink(e, out);
+	if (n && ui->o->transforms) {
+		char target[8192];
+
+		if (tar_transform(ui->o->transforms, 2, n, target, sizeof(target)))
+			archive_entry_set_symlink(e, target);
+	}
+	/* The name -v lists, copied before the entry is renamed: STORED
+	 * points into the entry. */
+	snprintf(shown, sizeof(shown), "%s",
+		 renamed && (ui->o->flags & CLI_SHOW_TRANSFORMED) ? tmp : stored ? stored : "");
+	if (renamed)
+		archive_entry_set_pathname(e, out);
+	if (!back_up(ui, e, note, sizeof(note)))
+		return SE_SKIP;
+	if ((ui->o->flags & CLI_VERBOSE) && (renamed || note[0]) &&
+	    !remember_name(ui, archive_entry_pathname(e), shown, note[0] ? note : NULL))
+		return SE_ABORT;
 	return SE_CONTINUE;
 }
 
@@ -509,7 +586,7 @@ static void list_entry(struct ui *ui, const struct se_entry *e, const char *name
 static int entry_cb(void *data, struct se_entry *e)
 {
 	struct ui *ui = data;
-	char esc[1024], why[1024], shown[8192];
+	char esc[1024], why[1024], shown[8192], note[16384];
 	const char *name = e->name;
 
 	if (e->stage == SE_BEFORE)
@@ -537,10 +614,13 @@ static int entry_cb(void *data, struct se_entry *e)
 	}
 	if (kept_old(ui, e))
 		ui->kept_old = true;
-	if (ui->n_renamed)
-		name = shown_name(ui, e->name, shown, sizeof(shown));
+	note[0] = '\0';
+	if (ui->n_renamed && recall_name(ui, e->name, shown, sizeof(shown), note, sizeof(note)))
+		name = shown;
 	if ((ui->o->flags & CLI_VERBOSE) && !(ui->o->flags & CLI_LIST) && listed(ui, e))
 		list_entry(ui, e, name);
+	if (note[0])
+		fprintf((ui->o->flags & CLI_TO_STDOUT) ? stderr : stdout, "%s\n", note);
 	progress(ui, false);
 	return stdout_broken(ui) ? SE_ABORT : SE_CONTINUE;
 }
@@ -683,6 +763,11 @@ static unsigned int cli_jobs(const struct cli_options *o)
 	const char *env = getenv("SAFE_EXTRACT_JOBS");
 	long n;
 
+	/* --backup renames what is there before each member: with writer
+	 * threads an earlier member of the same name might not be there
+	 * yet, and its backup would be missed. */
+	if (o->backup != BACKUP_NONE)
+		return 1;
 	if (o->jobs)
 		return o->jobs;
 	if (env && *env) {
@@ -989,7 +1074,7 @@ int cli_extract(const struct cli_options *o, struct cli_result *res)
 	if (ui.output_failed)
 		status = EXIT_FATAL;
 	/* As GNU tar: a name -k kept is an error of the whole run. */
-	if (ui.kept_old)
+	if (ui.kept_old || ui.backup_failed)
 		status = EXIT_FATAL;
 	if (se_run_stats(run, &st) == 0) {
 		res->entries = st.entries;

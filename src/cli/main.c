@@ -68,6 +68,8 @@ enum long_option {
 	LO_XZ_MEMORY,
 	LO_WARNING,
 	LO_PRESERVE,
+	LO_BACKUP,
+	LO_SUFFIX,
 	LO_SHOW_TRANSFORMED,
 	LO_SHOW_STORED,
 	LO_IGNORED,		/* tar options that change nothing when extracting */
@@ -145,6 +147,8 @@ static const struct option long_options[] = {
 	{ "uncompress", no_argument, NULL, 'Z' },
 	{ "auto-compress", no_argument, NULL, 'a' },
 	{ "absolute-names", no_argument, NULL, 'P' },
+	{ "backup", optional_argument, NULL, LO_BACKUP },
+	{ "suffix", required_argument, NULL, LO_SUFFIX },
 	{ "same-order", no_argument, NULL, 's' },
 	{ "preserve-order", no_argument, NULL, 's' },
 	{ "preserve", no_argument, NULL, LO_PRESERVE },
@@ -246,6 +250,10 @@ static void usage(FILE *f)
 "      --occurrence[=N]   of each PATTERN's members, only the Nth (default 1)\n"
 "      --transform=s/REGEX/REPL/FLAGS, --xform  rename members, as tar (before\n"
 "                         the name checks: a rename to ../x is refused)\n"
+"      --backup[=CONTROL]  rename an existing file a member replaces: NAME~\n"
+"                         (simple), NAME.~N~ (numbered) or existing (numbered\n"
+"                         if there are such backups; the default); none\n"
+"      --suffix=SUFFIX    the simple backup's suffix (default ~)\n"
 "  -V, --label=PATTERN    extract only if the archive's volume label matches\n"
 "                         (an archive file; not standard input)\n"
 "  -s, --same-order, --preserve-order  accepted: members come in archive order\n"
@@ -526,6 +534,9 @@ int main(int argc, char **argv)
 		o.flags |= CLI_SAME_OWNER | CLI_SAME_PERMS;
 	o.dest = ".";
 	o.resolver = getenv("SAFE_EXTRACT_RESOLVER");
+	o.backup_suffix = getenv("SIMPLE_BACKUP_SUFFIX");
+	if (!o.backup_suffix || !*o.backup_suffix)
+		o.backup_suffix = "~";
 
 	{
 		char bad;
@@ -622,6 +633,15 @@ int main(int argc, char **argv)
 			break;
 		case 'o': o.flags &= ~CLI_SAME_OWNER; break;
 		case LO_PRESERVE: o.flags |= CLI_SAME_PERMS; break;	/* -p -s */
+		case LO_BACKUP:
+			/* As tar: without CONTROL, $VERSION_CONTROL, then existing. */
+			if (!backup_control(optarg ? optarg : getenv("VERSION_CONTROL"), &o.backup)) {
+				cli_warn("--backup: invalid argument '%s' (valid: none, off, simple, never, existing, nil, numbered, t)",
+					 optarg ? optarg : getenv("VERSION_CONTROL"));
+				return finish(&o, EXIT_FATAL);
+			}
+			break;
+		case LO_SUFFIX: o.backup_suffix = optarg; break;
 		case LO_SHOW_TRANSFORMED: o.flags |= CLI_SHOW_TRANSFORMED; break;
 		case LO_SHOW_STORED: o.flags &= ~CLI_SHOW_TRANSFORMED; break;
 		case LO_REFUSED: return finish(&o, refused_option(long_options[opt_index].name));
