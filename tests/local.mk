@@ -103,6 +103,7 @@ TAR_FIDELITY_TESTS = \
 	tests/one-top-level.test \
 	tests/tar-options-env.test \
 	tests/label.test \
-	tests/backup01.test
+	tests/backup01.test \
+	tests/incremental.test
 TESTS += $(TAR_FIDELITY_TESTS)
 EXTRA_DIST += $(TAR_FIDELITY_TESTS)

@@ -8,6 +8,7 @@
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
+#include <stdio.h>
 #include <sys/types.h>
 
 /* Option bits; each weakening of the secure default is its own bit. */
@@ -40,6 +41,7 @@
 #define CLI_KEEP_DIR_SYMLINK	(1u << 26)	/* --keep-directory-symlink: a weakening */
 #define CLI_LONG_LISTING	(1u << 27)	/* -vv: tar's long listing */
 #define CLI_SHOW_TRANSFORMED	(1u << 28)	/* --show-transformed-names */
+#define CLI_INCREMENTAL		(1u << 29)	/* -G, -g: restore a GNU incremental dump */
 
 /* --warning=KEYWORD: GNU tar's keywords, one bit each.  Only some name a
  * message this command can print; the others are accepted so that a
@@ -199,6 +201,23 @@ struct se_root;
  * did, 0 when there was nothing to keep, or a negative errno. */
 int backup_existing(struct se_root *root, const char *path, enum backup_kind kind,
 		    const char *suffix, char *backup, size_t cap);
+
+/* incremental.c: -G, -g.  What -v says, and where. */
+struct incr_ctx {
+	bool verbose;
+	FILE *out;
+};
+struct archive;
+struct archive_entry;
+/*
+ * E, just read from A, is a directory whose name in ROOT is DIR ("" for
+ * the root): when it carries GNU tar's directory record, read it (the
+ * entry's data), do the renames it lists and remove from DIR what it does
+ * not list, as tar restores an incremental dump; every step scoped to
+ * ROOT.  0, or the first negative errno (the message is printed).
+ */
+int incremental_restore(struct se_root *root, struct archive *a, struct archive_entry *e,
+			const char *dir, const struct incr_ctx *c);
 
 /* --one-top-level's default: ARCHIVE's name without its suffixes. */
 char *tar_top_level_name(const char *archive);

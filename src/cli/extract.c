@@ -117,6 +117,8 @@ struct ui {
 	char *top_level;		/* --one-top-level's directory, or NULL */
 	bool kept_old;			/* -k kept a name: exit 2, as tar */
 	bool backup_failed;		/* --backup could not rename: exit 2, as tar */
+	bool incremental_failed;	/* -G could not rename or remove: exit 2 */
+	struct archive *archive;	/* the reader of the run, for -G's records */
 	bool progress;			/* --progress and stderr is a terminal */
 	bool output_failed;		/* stdout could not be written */
 	uint64_t last_progress_ns;
@@ -289,12 +291,12 @@ static bool remember_name(struct ui *ui, const char *now, const char *shown, con
 
 /*
  * The name to list for an outcome reported under NAME, into SHOWN, and
- * the note to print after it into NOTE ("" when none): the oldest record
- * under NAME, forgotten then; outcomes come in archive order, so it is
- * the first one nearly always.  False when there is none.
+ * the lines to print after it in *NOTE (NULL when none; the caller frees
+ * it): the oldest record under NAME, forgotten then; outcomes come in
+ * archive order, so it is the first one nearly always.  False when there
+ * is none.
  */
-static bool recall_name(struct ui *ui, const char *name, char *shown, size_t cap,
-			char *note, size_t ncap)
+static bool recall_name(struct ui *ui, const char *name, char *shown, size_t cap, char **note)
 {
 	for (size_t i = 0; i < ui->n_renamed; i++) {
 		struct renamed *r = &ui->renamed[i];
@@ -302,10 +304,9 @@ static bool recall_name(struct ui *ui, const char *name, char *shown, size_t cap
 		if (strcmp(r->now, name) != 0)
 			continue;
 		snprintf(shown, cap, "%s", r->shown);
-		snprintf(note, ncap, "%s", r->note ? r->note : "");
+		*note = r->note;
 		free(r->now);
 		free(r->shown);
-		free(r->note);
 		memmove(r, r + 1, (ui->n_renamed - i - 1) * sizeof(*r));
 		ui->n_renamed--;
 		return true;
@@ -345,10 +346,10 @@ static bool stripped(const char *name, int n, char *out, size_t cap)
  * --backup: before a member replaces an existing non-directory, rename
  * that one to its backup name, as tar; not when nothing is replaced (-k,
  * --skip-old-files, --keep-newer-files keeping a newer file, -t, -O).
- * NOTE gets tar's -v line about it, or "".  False when the backup failed
- * (the member is then skipped, and the run's status is 2, as tar).
+ * NOTES gets tar's -v line about it.  False when the backup failed (the
+ * member is then skipped, and the run's status is 2, as tar).
  */
-static bool back_up(struct ui *ui, struct archive_entry *e, char *note, size_t cap)
+static bool back_up(struct ui *ui, struct archive_entry *e, FILE *notes)
 {
 	const struct cli_options *o = ui->o;
 	char path[8192], backup[8192], esc[1024], esc2[1024];
@@ -356,7 +357,6 @@ static bool back_up(struct ui *ui, struct archive_entry *e, char *note, size_t c
 	struct stat st;
 	int r;
 
-	note[0] = '\0';
 	if (o->backup == BACKUP_NONE || !ui->root || !name ||
 	    (o->flags & (CLI_KEEP_OLD | CLI_SKIP_OLD | CLI_LIST | CLI_TO_STDOUT)) ||
 	    archive_entry_filetype(e) == AE_IFDIR ||
@@ -372,9 +372,9 @@ static bool back_up(struct ui *ui, struct archive_entry *e, char *note, size_t c
 		ui->backup_failed = true;
 		return false;
 	}
-	if (r > 0)
-		snprintf(note, cap, "Renaming '%s' to '%s'", se_escape(path, esc, sizeof(esc)),
-			 se_escape(backup, esc2, sizeof(esc2)));
+	if (r > 0 && notes)
+		fprintf(notes, "Renaming '%s' to '%s'\n", se_escape(path, esc, sizeof(esc)),
+			se_escape(backup, esc2, sizeof(esc2)));
 	return true;
 }
 
@@ -411,8 +411,11 @@ static const char *under_top_level(const struct ui *ui, const char *name)
  */
 static int before_entry(struct ui *ui, struct archive_entry *e)
 {
-	char out[8192], tmp[8192], shown[8192], note[16384];
+	char out[8192], tmp[8192], shown[8192], *note = NULL;
 	const char *n, *dir = "", *stored;
+	size_t note_len = 0;
+	FILE *notes = NULL;
+	int verdict = SE_CONTINUE;
 	bool renamed = false;
 
 	if (!select_all(ui->sel)) {
@@ -456,11 +459,35 @@ static int before_entry(struct ui *ui, struct archive_entry *e)
 		 renamed && (ui->o->flags & CLI_SHOW_TRANSFORMED) ? tmp : stored ? stored : "");
 	if (renamed)
 		archive_entry_set_pathname(e, out);
-	if (!back_up(ui, e, note, sizeof(note)))
-		return SE_SKIP;
-	if ((ui->o->flags & CLI_VERBOSE) && (renamed || note[0]) &&
-	    !remember_name(ui, archive_entry_pathname(e), shown, note[0] ? note : NULL))
-		return SE_ABORT;
+	/* What -v says the command did before the member (tar's Renaming
+	 * and Deleting lines) comes after its name, as in tar. */
+	if (ui->o->flags & CLI_VERBOSE) {
+		notes = open_memstream(&note, &note_len);
+		if (!notes)
+			return SE_ABORT;
+	}
+	if (!back_up(ui, e, notes)) {
+		verdict = SE_SKIP;
+	} else if ((ui->o->flags & CLI_INCREMENTAL) && ui->root && ui->archive &&
+		   archive_entry_filetype(e) == AE_IFDIR && archive_entry_pathname(e) &&
+		   stripped(archive_entry_pathname(e), ui->o->strip_components, tmp, sizeof(tmp))) {
+		struct incr_ctx c = { .verbose = notes != NULL, .out = notes };
+		size_t len = strlen(tmp);
+
+		while (len > 0 && tmp[len - 1] == '/')
+			tmp[--len] = '\0';
+		if (strcmp(tmp, ".") == 0)
+			tmp[0] = '\0';
+		if (incremental_restore(ui->root, ui->archive, e, tmp, &c) < 0)
+			ui->incremental_failed = true;
+	}
+	if (notes && fclose(notes) != 0)
+		verdict = SE_ABORT;
+	if (verdict == SE_CONTINUE && (ui->o->flags & CLI_VERBOSE) && (renamed || note_len) &&
+	    !remember_name(ui, archive_entry_pathname(e), shown, note_len ? note : NULL))
+		verdict = SE_ABORT;
+	free(note);
+	return verdict;
 	return SE_CONTINUE;
 }
 
@@ -586,7 +613,7 @@ static void list_entry(struct ui *ui, const struct se_entry *e, const char *name
 static int entry_cb(void *data, struct se_entry *e)
 {
 	struct ui *ui = data;
-	char esc[1024], why[1024], shown[8192], note[16384];
+	char esc[1024], why[1024], shown[8192], *note = NULL;
 	const char *name = e->name;
 
 	if (e->stage == SE_BEFORE)
@@ -614,13 +641,13 @@ static int entry_cb(void *data, struct se_entry *e)
 	}
 	if (kept_old(ui, e))
 		ui->kept_old = true;
-	note[0] = '\0';
-	if (ui->n_renamed && recall_name(ui, e->name, shown, sizeof(shown), note, sizeof(note)))
+	if (ui->n_renamed && recall_name(ui, e->name, shown, sizeof(shown), &note))
 		name = shown;
 	if ((ui->o->flags & CLI_VERBOSE) && !(ui->o->flags & CLI_LIST) && listed(ui, e))
 		list_entry(ui, e, name);
-	if (note[0])
-		fprintf((ui->o->flags & CLI_TO_STDOUT) ? stderr : stdout, "%s\n", note);
+	if (note)
+		fputs(note, (ui->o->flags & CLI_TO_STDOUT) ? stderr : stdout);
+	free(note);
 	progress(ui, false);
 	return stdout_broken(ui) ? SE_ABORT : SE_CONTINUE;
 }
@@ -763,10 +790,10 @@ static unsigned int cli_jobs(const struct cli_options *o)
 	const char *env = getenv("SAFE_EXTRACT_JOBS");
 	long n;
 
-	/* --backup renames what is there before each member: with writer
-	 * threads an earlier member of the same name might not be there
-	 * yet, and its backup would be missed. */
-	if (o->backup != BACKUP_NONE)
+	/* --backup renames what is there before each member, and -G
+	 * removes what a directory record does not list: with writer
+	 * threads an earlier member might not be at its name yet. */
+	if (o->backup != BACKUP_NONE || (o->flags & CLI_INCREMENTAL))
 		return 1;
 	if (o->jobs)
 		return o->jobs;
@@ -1043,11 +1070,13 @@ int cli_extract(const struct cli_options *o, struct cli_result *res)
 		 * that member is read as an archive of its own, streamed. */
 		r = se_run_open_member(run, a, o->member, &inner);
 		if (r == 0) {
+			ui.archive = inner;
 			se_run_archive(run, inner);
 			archive_read_free(inner);
 		}
 		archive_read_free(a);
 	} else if (r == 0) {
+		ui.archive = a;
 		se_run_archive(run, a);
 		archive_read_free(a);
 	}
@@ -1074,7 +1103,7 @@ int cli_extract(const struct cli_options *o, struct cli_result *res)
 	if (ui.output_failed)
 		status = EXIT_FATAL;
 	/* As GNU tar: a name -k kept is an error of the whole run. */
-	if (ui.kept_old || ui.backup_failed)
+	if (ui.kept_old || ui.backup_failed || ui.incremental_failed)
 		status = EXIT_FATAL;
 	if (se_run_stats(run, &st) == 0) {
 		res->entries = st.entries;

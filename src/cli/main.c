@@ -250,6 +250,9 @@ static void usage(FILE *f)
 "      --occurrence[=N]   of each PATTERN's members, only the Nth (default 1)\n"
 "      --transform=s/REGEX/REPL/FLAGS, --xform  rename members, as tar (before\n"
 "                         the name checks: a rename to ../x is refused)\n"
+"  -G, --incremental, -g, --listed-incremental=FILE  restore a GNU tar\n"
+"                         incremental dump: what a directory record does not\n"
+"                         list is removed from that directory (FILE unused)\n"
 "      --backup[=CONTROL]  rename an existing file a member replaces: NAME~\n"
 "                         (simple), NAME.~N~ (numbered) or existing (numbered\n"
 "                         if there are such backups; the default); none\n"
@@ -622,8 +625,10 @@ int main(int argc, char **argv)
 		case 'c': case 'r': case 'u': case 'd': case 'A':
 		case 'K': case 'N': case 'R': case 'w': case 'I':
 		case 'h': case 'M': case 'L': case 'F':
-		case 'g': case 'G':
 			return finish(&o, not_here(c));
+		/* On extraction tar neither reads nor writes the snapshot
+		 * file: -g FILE restores as -G does. */
+		case 'g': case 'G': o.flags |= CLI_INCREMENTAL; break;
 		case 'V': o.label = optarg; break;
 		/* As tar when extracting: the blocking is read as it comes,
 		 * sparse files and formats are what the archive says, and
@@ -763,6 +768,10 @@ int main(int argc, char **argv)
 		have_file = true;
 		memmove(&words[i], &words[i + 1], (nwords - i - 1) * sizeof(*words));
 		nwords--;
+	}
+	if ((o.flags & CLI_INCREMENTAL) && (o.flags & CLI_DURABLE)) {
+		cli_warn("-G/-g with --durable is not supported: a directory record's deletions would meet the run's pending temporaries");
+		return finish(&o, EXIT_FATAL);
 	}
 	/* -T and -X may come before --null on the line, as in tar. */
 	status = place_members(&o, words, nwords, null);
