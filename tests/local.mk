@@ -104,6 +104,7 @@ TAR_FIDELITY_TESTS = \
 	tests/tar-options-env.test \
 	tests/label.test \
 	tests/backup01.test \
-	tests/incremental.test
+	tests/incremental.test \
+	tests/xattrs-percent.test
 TESTS += $(TAR_FIDELITY_TESTS)
 EXTRA_DIST += $(TAR_FIDELITY_TESTS)
