@@ -105,6 +105,7 @@ TAR_FIDELITY_TESTS = \
 	tests/label.test \
 	tests/backup01.test \
 	tests/incremental.test \
-	tests/xattrs-percent.test
+	tests/xattrs-percent.test \
+	tests/lzop-sandbox.test
 TESTS += $(TAR_FIDELITY_TESTS)
 EXTRA_DIST += $(TAR_FIDELITY_TESTS)

@@ -219,6 +219,19 @@ struct archive_entry;
 int incremental_restore(struct se_root *root, struct archive *a, struct archive_entry *e,
 			const char *dir, const struct incr_ctx *c);
 
+/*
+ * A compression libarchive would decode by starting a program (lzop),
+ * which the sandbox forbids once in force: start that program now, with
+ * the archive in *FD as its input, and put the pipe of its output in *FD
+ * (the archive's fd stays the caller's to close).  1 and *PID set when a
+ * program was started, 0 when none is needed (or *FD is a pipe, which
+ * cannot be looked at), or a negative errno.  The sandbox applied after
+ * does not reach the program, and still confines this process.
+ */
+int tar_start_decoder(int *fd, pid_t *pid);
+/* The program tar_start_decoder() starts, for messages. */
+const char *tar_decoder_name(void);
+
 /* --one-top-level's default: ARCHIVE's name without its suffixes. */
 char *tar_top_level_name(const char *archive);
 

@@ -24,6 +24,7 @@
 #include <sys/socket.h>
 #include <sys/stat.h>
 #include <sys/sysmacros.h>
+#include <sys/wait.h>
 
 #include <safe-extract.h>
 
@@ -974,7 +975,8 @@ int cli_extract(const struct cli_options *o, struct cli_result *res)
 	struct archive *a = NULL;
 	se_root *root = NULL;
 	se_run *run = NULL;
-	int status = EXIT_FATAL, report_fd = -1, fd = -1, r;
+	int status = EXIT_FATAL, report_fd = -1, fd = -1, archive_fd = -1, r;
+	pid_t decoder = -1;
 	const char *miss;
 	bool some;
 
@@ -1017,6 +1019,7 @@ int cli_extract(const struct cli_options *o, struct cli_result *res)
 		cli_warn("cannot open archive '%s': %s", file, strerror(errno));
 		goto out;
 	}
+	archive_fd = fd;
 
 	/* -z, -J ...: the format is detected anyway; say so when the data
 	 * is not what the option named. */
@@ -1030,6 +1033,19 @@ int cli_extract(const struct cli_options *o, struct cli_result *res)
 	}
 	if (!volume_label(o, fd))
 		goto out;
+	/* lzop is decoded by a program: started now, before the sandbox
+	 * forbids starting one, and read through a pipe. */
+	r = tar_start_decoder(&fd, &decoder);
+	if (r < 0) {
+		cli_warn("cannot start %s to decode '%s': %s", tar_decoder_name(),
+			 file ? file : "-", strerror(-r));
+		goto out;
+	}
+	/* The program has its own copy of the archive's fd. */
+	if (r > 0 && archive_fd > STDIN_FILENO) {
+		close(archive_fd);
+		archive_fd = -1;
+	}
 	run = se_run_new(root, run_opts(o));
 	ui.root = root;
 	ui.sel = select_new(o);
@@ -1117,8 +1133,32 @@ out:
 	forget_names(&ui);
 	free(ui.top_level);
 	se_root_close(root);
+	/* The decoder writes to its end, padding after the archive's last
+	 * block included: read it all, or it dies of SIGPIPE and looks as
+	 * if it had failed. */
+	if (decoder > 0 && status != EXIT_FATAL && fd >= 0) {
+		char drain[65536];
+
+		while (read(fd, drain, sizeof(drain)) > 0)
+			;
+	}
 	if (fd > STDIN_FILENO)
 		close(fd);
+	if (archive_fd > STDIN_FILENO && archive_fd != fd)
+		close(archive_fd);
+	if (decoder > 0) {
+		int ws;
+
+		/* Its output was read to the archive's end, or the run
+		 * stopped before (then its failure is no news). */
+		if (waitpid(decoder, &ws, 0) == decoder && status != EXIT_FATAL &&
+		    !(WIFEXITED(ws) && WEXITSTATUS(ws) == 0)) {
+			cli_warn("%s failed decoding '%s' (%s %d)", tar_decoder_name(),
+				 file ? file : "-", WIFEXITED(ws) ? "exit" : "signal",
+				 WIFEXITED(ws) ? WEXITSTATUS(ws) : WTERMSIG(ws));
+			status = EXIT_FATAL;
+		}
+	}
 	if (report_fd >= 0 && close(report_fd) < 0 && status != EXIT_FATAL) {
 		cli_warn("cannot write the report '%s': %s", o->report_path,
 			 strerror(errno));

@@ -55,6 +55,7 @@ enum long_option {
 	LO_ZSTD,
 	LO_LZ4,
 	LO_LZMA,
+	LO_LZOP,
 	LO_OVERWRITE_DIR,
 	LO_NO_OVERWRITE_DIR,
 	LO_KEEP_NEWER,
@@ -143,6 +144,7 @@ static const struct option long_options[] = {
 	{ "zstd", no_argument, NULL, LO_ZSTD },
 	{ "lz4", no_argument, NULL, LO_LZ4 },
 	{ "lzma", no_argument, NULL, LO_LZMA },
+	{ "lzop", no_argument, NULL, LO_LZOP },
 	{ "compress", no_argument, NULL, 'Z' },
 	{ "uncompress", no_argument, NULL, 'Z' },
 	{ "auto-compress", no_argument, NULL, 'a' },
@@ -233,7 +235,7 @@ static void usage(FILE *f)
 "\n"
 "As tar (old style 'xvf ARCHIVE' too):\n"
 "  -x, --extract          extract (the default)\n"
-"  -z, -j, -J, -Z, -a, --gzip, --bzip2, --xz, --zstd, --lz4, --lzma\n"
+"  -z, -j, -J, -Z, -a, --gzip, --bzip2, --xz, --zstd, --lz4, --lzma, --lzop\n"
 "                         accepted; the compression is detected anyway, and\n"
 "                         a warning says when it is not the one named\n"
 "      --skip-old-files   keep existing names, quietly (-k refuses them)\n"
@@ -577,6 +579,7 @@ int main(int argc, char **argv)
 		case LO_ZSTD: o.compress = "zstd"; break;
 		case LO_LZ4: o.compress = "lz4"; break;
 		case LO_LZMA: o.compress = "lzma"; break;
+		case LO_LZOP: o.compress = "lzop"; break;
 		case 'a': o.compress = NULL; break;	/* detected anyway */
 		case 'm': o.flags |= CLI_TOUCH; break;
 		case 'O': o.flags |= CLI_TO_STDOUT; break;

@@ -15,6 +15,9 @@
 
 #include <archive.h>
 #include <fcntl.h>
+#include <spawn.h>
+
+extern char **environ;
 
 #include "cli.h"
 
@@ -234,6 +237,7 @@ static const struct {
 	{ "lz4", { 0x04, 0x22, 0x4d, 0x18 }, 4 },
 	{ "compress", { 0x1f, 0x9d }, 2 },
 	{ "lzma", { 0x5d, 0x00, 0x00 }, 3 },
+	{ "lzop", { 0x89, 'L', 'Z', 'O', 0x00, 0x0d }, 6 },
 };
 
 const char *tar_compression_of(int fd)
@@ -374,6 +378,56 @@ out:
 	archive_read_free(a);
 	close(rfd);
 	return r;
+}
+
+/* The compressions libarchive decodes only with an external program,
+ * and the program that decodes each from stdin to stdout. */
+static const struct {
+	const char *name;
+	const char *const argv[4];
+} programs[] = {
+	{ "lzop", { "lzop", "-dc", NULL } },
+};
+
+int tar_start_decoder(int *fd, pid_t *pid)
+{
+	const char *found = tar_compression_of(*fd);
+	posix_spawn_file_actions_t fa;
+	int p[2], r;
+
+	*pid = -1;
+	for (size_t i = 0; found && i < sizeof(programs) / sizeof(programs[0]); i++) {
+		if (strcmp(found, programs[i].name) != 0)
+			continue;
+		if (pipe2(p, O_CLOEXEC) < 0)
+			return -errno;
+		/* The child gets the archive as stdin and the pipe as
+		 * stdout; every other fd of ours is O_CLOEXEC. */
+		if ((r = posix_spawn_file_actions_init(&fa)) != 0) {
+			close(p[0]);
+			close(p[1]);
+			return -r;
+		}
+		posix_spawn_file_actions_adddup2(&fa, *fd, STDIN_FILENO);
+		posix_spawn_file_actions_adddup2(&fa, p[1], STDOUT_FILENO);
+		r = posix_spawnp(pid, programs[i].argv[0], &fa, NULL,
+				 (char *const *)programs[i].argv, environ);
+		posix_spawn_file_actions_destroy(&fa);
+		close(p[1]);
+		if (r != 0) {
+			close(p[0]);
+			*pid = -1;
+			return -r;
+		}
+		*fd = p[0];
+		return 1;
+	}
+	return 0;
+}
+
+const char *tar_decoder_name(void)
+{
+	return programs[0].argv[0];
 }
 
 char *tar_top_level_name(const char *archive)
