@@ -117,6 +117,7 @@ struct ui {
 	size_t n_renamed;
 	char *top_level;		/* --one-top-level's directory, or NULL */
 	bool kept_old;			/* -k kept a name: exit 2, as tar */
+	bool dir_failed;		/* a -C among the operands is not there: exit 2 */
 	bool backup_failed;		/* --backup could not rename: exit 2, as tar */
 	bool incremental_failed;	/* -G could not rename or remove: exit 2 */
 	struct archive *archive;	/* the reader of the run, for -G's records */
@@ -419,12 +420,19 @@ static int before_entry(struct ui *ui, struct archive_entry *e)
 	int verdict = SE_CONTINUE;
 	bool renamed = false;
 
+	/* After a -C that cannot be used, tar stops: nothing more is
+	 * extracted, what came before stays (an abort would drop the
+	 * files still in flight). */
+	if (ui->dir_failed)
+		return SE_SKIP;
 	if (!select_all(ui->sel)) {
 		n = archive_entry_pathname(e);
 		if (select_entry(ui->sel, n ? n : "", &dir) == SELECT_NO)
 			return SE_SKIP;
-		if (*dir && !dir_usable(ui, dir))
-			return SE_ABORT;
+		if (*dir && !dir_usable(ui, dir)) {
+			ui->dir_failed = true;
+			return SE_SKIP;
+		}
 	}
 	stored = archive_entry_pathname(e);
 	tmp[0] = '\0';
@@ -1119,7 +1127,7 @@ int cli_extract(const struct cli_options *o, struct cli_result *res)
 	if (ui.output_failed)
 		status = EXIT_FATAL;
 	/* As GNU tar: a name -k kept is an error of the whole run. */
-	if (ui.kept_old || ui.backup_failed || ui.incremental_failed)
+	if (ui.kept_old || ui.backup_failed || ui.incremental_failed || ui.dir_failed)
 		status = EXIT_FATAL;
 	if (se_run_stats(run, &st) == 0) {
 		res->entries = st.entries;
