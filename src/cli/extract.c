@@ -588,7 +588,9 @@ static void long_listing(struct ui *ui, FILE *out, const struct se_entry *e,
 			 (long long)archive_entry_size(ae));
 	if (!localtime_r(&mt, &tm) || !strftime(when, sizeof(when), "%Y-%m-%d %H:%M", &tm))
 		snprintf(when, sizeof(when), "%lld", (long long)mt);
-	pad = strlen(user) + 1 + strlen(group) + strlen(size);
+	/* tar's arithmetic: the field is "USER/GROUP SIZE", 19 wide at
+	 * least. */
+	pad = strlen(user) + 1 + strlen(group) + 1 + strlen(size);
 	if (pad > ui->owner_width)
 		ui->owner_width = pad;
 	fprintf(out, "%s %s/%s %*s %s %s", modes, user, group,
