@@ -68,11 +68,9 @@ enum long_option {
 	LO_JOBS,
 	LO_XZ_MEMORY,
 	LO_WARNING,
-	LO_PRESERVE,
 	LO_BACKUP,
 	LO_SUFFIX,
 	LO_SHOW_TRANSFORMED,
-	LO_SHOW_STORED,
 	LO_IGNORED,		/* tar options that change nothing when extracting */
 	LO_IGNORED_ARG,
 	LO_REFUSED,		/* tar options that would weaken the defence */
@@ -153,9 +151,9 @@ static const struct option long_options[] = {
 	{ "suffix", required_argument, NULL, LO_SUFFIX },
 	{ "same-order", no_argument, NULL, 's' },
 	{ "preserve-order", no_argument, NULL, 's' },
-	{ "preserve", no_argument, NULL, LO_PRESERVE },
 	{ "show-transformed-names", no_argument, NULL, LO_SHOW_TRANSFORMED },
-	{ "show-stored-names", no_argument, NULL, LO_SHOW_STORED },
+	/* tar: for listings while creating; nothing when extracting. */
+	{ "show-stored-names", no_argument, NULL, LO_IGNORED },
 	/* tar's other commands, and options that change nothing when
 	 * extracting or that this command does not do: each one is
 	 * answered by not_here() or accepted as tar accepts it. */
@@ -640,7 +638,6 @@ int main(int argc, char **argv)
 		case 'W': case 's': case LO_IGNORED: case LO_IGNORED_ARG:
 			break;
 		case 'o': o.flags &= ~CLI_SAME_OWNER; break;
-		case LO_PRESERVE: o.flags |= CLI_SAME_PERMS; break;	/* -p -s */
 		case LO_BACKUP:
 			/* As tar: without CONTROL, $VERSION_CONTROL, then existing. */
 			if (!backup_control(optarg ? optarg : getenv("VERSION_CONTROL"), &o.backup)) {
@@ -651,7 +648,6 @@ int main(int argc, char **argv)
 			break;
 		case LO_SUFFIX: o.backup_suffix = optarg; break;
 		case LO_SHOW_TRANSFORMED: o.flags |= CLI_SHOW_TRANSFORMED; break;
-		case LO_SHOW_STORED: o.flags &= ~CLI_SHOW_TRANSFORMED; break;
 		case LO_REFUSED: return finish(&o, refused_option(long_options[opt_index].name));
 		case 'f': o.archive = optarg; have_file = true; break;
 		case 't': o.flags |= CLI_LIST; break;
