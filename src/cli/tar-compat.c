@@ -328,6 +328,21 @@ void tar_warning_keywords(void)
 	fputc('\n', stderr);
 }
 
+/* Does BLOCK's checksum field hold the sum of its bytes, the field
+ * itself counted as spaces? */
+static bool header_sum_ok(const char *block)
+{
+	unsigned long sum = 0, want;
+	char field[9], *end;
+
+	for (int i = 0; i < 512; i++)
+		sum += (i >= 148 && i < 156) ? ' ' : (unsigned char)block[i];
+	memcpy(field, block + 148, 8);
+	field[8] = '\0';
+	want = strtoul(field, &end, 8);
+	return end != field && want == sum;
+}
+
 int tar_volume_label(int fd, char *label, size_t cap)
 {
 	char self[64], block[512];
@@ -369,8 +384,9 @@ int tar_volume_label(int fd, char *label, size_t cap)
 	       (n = archive_read_data(a, block + got, sizeof(block) - got)) > 0)
 		got += (size_t)n;
 	/* GNU tar's volume header: the first block, type 'V', the label
-	 * in the name field. */
-	if (got == sizeof(block) && block[156] == 'V' && memcmp(block + 257, "ustar", 5) == 0) {
+	 * in the name field; a tar header by its checksum (tar writes no
+	 * magic there). */
+	if (got == sizeof(block) && block[156] == 'V' && header_sum_ok(block)) {
 		snprintf(label, cap, "%.*s", 100, block);
 		r = 1;
 	}
