@@ -346,8 +346,9 @@ static bool stripped(const char *name, int n, char *out, size_t cap)
 
 /*
  * --backup: before a member replaces an existing non-directory, rename
- * that one to its backup name, as tar; not when nothing is replaced (-k,
- * --skip-old-files, --keep-newer-files keeping a newer file, -t, -O).
+ * that one to its backup name, as tar (which then replaces whatever -k,
+ * --skip-old-files or --keep-newer-files say: main() clears them); not
+ * when nothing is written (-t, -O).
  * NOTES gets tar's -v line about it.  False when the backup failed (the
  * member is then skipped, and the run's status is 2, as tar).
  */
@@ -356,16 +357,12 @@ static bool back_up(struct ui *ui, struct archive_entry *e, FILE *notes)
 	const struct cli_options *o = ui->o;
 	char path[8192], backup[8192], esc[1024], esc2[1024];
 	const char *name = archive_entry_pathname(e);
-	struct stat st;
 	int r;
 
 	if (o->backup == BACKUP_NONE || !ui->root || !name ||
 	    (o->flags & (CLI_KEEP_OLD | CLI_SKIP_OLD | CLI_LIST | CLI_TO_STDOUT)) ||
 	    archive_entry_filetype(e) == AE_IFDIR ||
 	    !stripped(name, o->strip_components, path, sizeof(path)))
-		return true;
-	if ((o->flags & CLI_KEEP_NEWER) && se_root_lstat(ui->root, path, &st) == 0 &&
-	    !S_ISDIR(st.st_mode) && st.st_mtime >= archive_entry_mtime(e))
 		return true;
 	r = backup_existing(ui->root, path, o->backup, o->backup_suffix, backup, sizeof(backup));
 	if (r < 0) {

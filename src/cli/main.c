@@ -768,6 +768,11 @@ int main(int argc, char **argv)
 		memmove(&words[i], &words[i + 1], (nwords - i - 1) * sizeof(*words));
 		nwords--;
 	}
+	/* As tar: with --backup an existing file is replaced once it is
+	 * kept aside, whatever -k, --skip-old-files or --keep-newer-files
+	 * say. */
+	if (o.backup != BACKUP_NONE)
+		o.flags &= ~(CLI_KEEP_OLD | CLI_SKIP_OLD | CLI_KEEP_NEWER);
 	if ((o.flags & CLI_INCREMENTAL) && (o.flags & CLI_DURABLE)) {
 		cli_warn("-G/-g with --durable is not supported: a directory record's deletions would meet the run's pending temporaries");
 		return finish(&o, EXIT_FATAL);
