@@ -119,6 +119,12 @@ int incremental_restore(se_root *root, struct archive *a, struct archive_entry *
 	}
 	dump[got] = '\0';
 	ret = renames(root, dump, got, c);
+	/* As tar: after a rename that failed, what the record lists is not
+	 * what is there; nothing is removed. */
+	if (ret < 0) {
+		free(dump);
+		return ret;
+	}
 
 	fd = se_root_openat(root, *dir ? dir : ".", O_RDONLY | O_DIRECTORY, 0);
 	if (fd < 0) {
