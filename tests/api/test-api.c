@@ -733,6 +733,10 @@ static void remove_tree_stays_inside(void)
 	if (fd >= 0)
 		close(fd);
 	se_root_close(root);
+	/* The witness goes, so that the last check (nothing ever appeared
+	 * in outside/) is about the library alone. */
+	snprintf(p, sizeof(p), "%s/keep", outside);
+	unlink(p);
 }
 
 static void free_without_finish_leaves_no_temporary(void)
