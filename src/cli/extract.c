@@ -1157,9 +1157,11 @@ out:
 		int ws;
 
 		/* Its output was read to the archive's end, or the run
-		 * stopped before (then its failure is no news). */
-		if (waitpid(decoder, &ws, 0) == decoder && status != EXIT_FATAL &&
-		    !(WIFEXITED(ws) && WEXITSTATUS(ws) == 0)) {
+		 * stopped before: then a signal (SIGPIPE) is no news, but
+		 * its own failure (a damaged stream) is why. */
+		if (waitpid(decoder, &ws, 0) == decoder &&
+		    ((WIFEXITED(ws) && WEXITSTATUS(ws) != 0) ||
+		     (!WIFEXITED(ws) && status != EXIT_FATAL))) {
 			cli_warn("%s failed decoding '%s' (%s %d)", tar_decoder_name(),
 				 file ? file : "-", WIFEXITED(ws) ? "exit" : "signal",
 				 WIFEXITED(ws) ? WEXITSTATUS(ws) : WTERMSIG(ws));

@@ -426,6 +426,9 @@ int tar_start_decoder(int *fd, pid_t *pid)
 		}
 		posix_spawn_file_actions_adddup2(&fa, *fd, STDIN_FILENO);
 		posix_spawn_file_actions_adddup2(&fa, p[1], STDOUT_FILENO);
+		/* Its words would reach the terminal unescaped and without
+		 * our name: the caller says how it ended instead. */
+		posix_spawn_file_actions_addopen(&fa, STDERR_FILENO, "/dev/null", O_WRONLY, 0);
 		r = posix_spawnp(pid, programs[i].argv[0], &fa, NULL,
 				 (char *const *)programs[i].argv, environ);
 		posix_spawn_file_actions_destroy(&fa);
