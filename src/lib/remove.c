@@ -53,10 +53,21 @@ static int open_child_dir(int parent, const char *leaf, dev_t dev)
 	return fd;
 }
 
-static int remove_at(int parent, const char *leaf, dev_t dev, unsigned int depth);
+/* What stays: KEEP(DATA, the directory's stat, a name in it), or
+ * nothing when FN is NULL. */
+struct keep {
+	remove_keep_fn *fn;
+	void *data;
+};
 
-/* Every name in directory FD (on DEV), removed; the first error. */
-static int empty_dir(int fd, dev_t dev, unsigned int depth)
+static int remove_at(int parent, const struct stat *pst, const char *leaf, dev_t dev,
+		     unsigned int depth, const struct keep *k, bool *kept);
+
+/* Every name in directory FD (on DEV; ST is its stat) removed but those
+ * K keeps, and the directories above them; *KEPT when one stays.  The
+ * first error. */
+static int empty_dir(int fd, const struct stat *st, dev_t dev, unsigned int depth,
+		     const struct keep *k, bool *kept)
 {
 	char **names = NULL;
 	size_t n = 0;
@@ -91,7 +102,7 @@ static int empty_dir(int fd, dev_t dev, unsigned int depth)
 	}
 	closedir(dp);
 	for (size_t i = 0; i < n; i++) {
-		int e = remove_at(fd, names[i], dev, depth);
+		int e = remove_at(fd, st, names[i], dev, depth, k, kept);
 
 		if (e < 0 && !r)
 			r = e;
@@ -101,34 +112,59 @@ static int empty_dir(int fd, dev_t dev, unsigned int depth)
 	return r;
 }
 
-static int remove_at(int parent, const char *leaf, dev_t dev, unsigned int depth)
+static int remove_at(int parent, const struct stat *pst, const char *leaf, dev_t dev,
+		     unsigned int depth, const struct keep *k, bool *kept)
 {
+	bool keep_self = k->fn && k->fn(k->data, pst, leaf), kept_below = false;
 	struct stat st;
 	int fd, r;
 
 	if (fstatat(parent, leaf, &st, AT_SYMLINK_NOFOLLOW) < 0)
 		return errno == ENOENT ? 0 : -errno;
-	if (!S_ISDIR(st.st_mode))
+	if (keep_self)
+		*kept = true;
+	if (!S_ISDIR(st.st_mode)) {
+		if (keep_self)
+			return 0;
 		return unlinkat(parent, leaf, 0) < 0 && errno != ENOENT ? -errno : 0;
+	}
 	if (depth >= REMOVE_DEPTH_MAX)
 		return -ELOOP;
 	fd = open_child_dir(parent, leaf, dev);
-	if (fd == -ENOTDIR)
+	if (fd == -ENOTDIR && !keep_self)
 		/* Swapped for a non-directory since: remove that, as itself. */
 		return unlinkat(parent, leaf, 0) < 0 && errno != ENOENT ? -errno : 0;
 	if (fd < 0)
-		return fd;
-	r = empty_dir(fd, dev, depth + 1);
+		return fd == -ENOTDIR ? 0 : fd;
+	r = fstat(fd, &st) < 0 ? -errno : empty_dir(fd, &st, dev, depth + 1, k, &kept_below);
 	close(fd);
-	if (r < 0)
+	if (kept_below)
+		*kept = true;
+	if (r < 0 || keep_self || kept_below)
 		return r;
 	return unlinkat(parent, leaf, AT_REMOVEDIR) < 0 && errno != ENOENT ? -errno : 0;
+}
+
+int remove_in(int dirfd, const char *leaf, remove_keep_fn *keep, void *data)
+{
+	struct keep k = { keep, data };
+	bool kept = false;
+	struct stat st;
+
+	/* DIRFD may be an O_PATH fd: fstat works on it, and *at calls take
+	 * it as their directory. */
+	if (fstat(dirfd, &st) < 0)
+		return -errno;
+	if (!leaf)
+		return empty_dir(dirfd, &st, st.st_dev, 0, &k, &kept);
+	if (!leaf[0] || strcmp(leaf, ".") == 0 || strcmp(leaf, "..") == 0 || strchr(leaf, '/'))
+		return -EINVAL;
+	return remove_at(dirfd, &st, leaf, st.st_dev, 0, &k, &kept);
 }
 
 int remove_tree(struct resolver *r, const char *path)
 {
 	const char *leaf;
-	struct stat st;
 	int parent, ret;
 
 	if (!path[0])
@@ -138,13 +174,7 @@ int remove_tree(struct resolver *r, const char *path)
 		return 0;	/* nothing there to remove */
 	if (parent < 0)
 		return parent;
-	if (!leaf[0] || strcmp(leaf, ".") == 0 || strcmp(leaf, "..") == 0) {
-		close(parent);
-		return -EINVAL;
-	}
-	/* The parent is an O_PATH fd: fstat works on it, and *at calls
-	 * take it as their directory. */
-	ret = fstat(parent, &st) < 0 ? -errno : remove_at(parent, leaf, st.st_dev, 0);
+	ret = remove_in(parent, leaf, NULL, NULL);
 	close(parent);
 	return ret;
 }

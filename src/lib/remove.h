@@ -6,6 +6,9 @@
 #ifndef SE_REMOVE_H
 #define SE_REMOVE_H
 
+#include <stdbool.h>
+#include <sys/stat.h>
+
 #include "resolve.h"
 
 /*
@@ -18,5 +21,18 @@
  * still removed).  Returns 0 or the first negative errno met.
  */
 int remove_tree(struct resolver *r, const char *path);
+
+/* Does the name LEAF in the directory DIR stay? */
+typedef bool remove_keep_fn(void *data, const struct stat *dir, const char *leaf);
+
+/*
+ * The same below a parent already resolved: LEAF (one component) in
+ * DIRFD, a directory fd from resolve.c (O_PATH will do), or with LEAF
+ * NULL every name in DIRFD.  With KEEP, what it says stays, and so do the
+ * directories above it; a directory kept is still emptied of what KEEP
+ * does not keep (an image layer's whiteout takes the lower layers' names
+ * and leaves this layer's).  Returns 0 or the first negative errno.
+ */
+int remove_in(int dirfd, const char *leaf, remove_keep_fn *keep, void *data);
 
 #endif
