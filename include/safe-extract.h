@@ -235,6 +235,38 @@ int se_run_xattrs_exclude(se_run *run, const char *glob);
 typedef int se_owner_cb(void *data, int group, const char *name, unsigned int *id);
 int se_run_set_owner_lookup(se_run *run, se_owner_cb *cb, void *data);
 
+/*
+ * Apply each archive as a container image layer on top of what the root
+ * holds (the lower layers).  SE_WHITEOUTS_NONE (the default): names that
+ * begin with ".wh." are extracted as any other.  SE_WHITEOUTS_OCI, as the
+ * OCI image spec's layer.md says:
+ *   - ".wh.NAME" (a regular file) removes NAME from the lower layers: a
+ *     file, a symlink (itself, never its target) or a directory with
+ *     everything under it;
+ *   - ".wh..wh..opq" (a regular file) removes every name its directory
+ *     had from the lower layers, whatever its place among the entries;
+ *   - a whiteout applies to the lower layers only: names this layer made
+ *     before it stay (so do this layer's names under a directory it
+ *     removes);
+ *   - a whiteout of "", "." or "..", a marker that is not a regular file
+ *     and a name under a ".wh." directory are refused; other ".wh..wh."
+ *     names (aufs' bookkeeping) are skipped;
+ *   - a non-directory in a directory's way is removed (a symlink as
+ *     itself, never followed), and a directory in a non-directory's way
+ *     with everything under it; a directory over a directory merges.
+ * Markers never appear in the root; the AFTER callback and the report
+ * give them the type "whiteout" or "opaque-whiteout" and the action
+ * SE_CREATED when applied.  Every marker's directory is resolved from the
+ * root for that marker alone, with the root's scoping (a layer's
+ * "var/run -> /run" wants SE_IN_ROOT); below it, removal is as
+ * se_root_remove_tree()'s.  Call before the first entry.  Returns 0,
+ * -EINVAL for an unknown FORMAT, -EOPNOTSUPP with SE_OPT_DURABLE, -EBUSY
+ * after the first entry.  Since 0.3.
+ */
+#define SE_WHITEOUTS_NONE	0
+#define SE_WHITEOUTS_OCI	1
+int se_run_set_whiteouts(se_run *run, int format);
+
 /* ---- what the caller hears ------------------------------------------- */
 
 enum se_stage { SE_BEFORE, SE_AFTER };

@@ -920,16 +920,30 @@ static struct outcome stages(struct pipeline *pl, struct archive_entry *e,
 	if (p->kind == PK_FILE && busy(pl) && pool_touches(pl->pool, p->path) &&
 	    !pipe_collect(pl, true))
 		return dropped();
+	if (pl->layer.on) {
+		/* A whiteout may reach a file in flight by another spelling. */
+		if (layer_is_marker(p) && busy(pl) && !pipe_collect(pl, true))
+			return dropped();
+		if (layer_before(&pl->layer, p, 0777 & ~pl->pol.umask, &o))
+			return o;
+	}
 	switch (p->kind) {
 	case PK_FILE:
-		return do_file(pl, res);
+		o = do_file(pl, res);
+		break;
 	case PK_DIR:
-		return do_dir(pl);
+		o = do_dir(pl);
+		break;
 	case PK_HARDLINK:
-		return do_hardlink(pl, res);
+		o = do_hardlink(pl, res);
+		break;
 	default:
-		return do_other(pl, res);
+		o = do_other(pl, res);
+		break;
 	}
+	if (pl->layer.on && (made_ok(o) || o.act == ACT_QUEUED))
+		layer_note(&pl->layer, p);
+	return o;
 }
 
 int pipe_entry(struct pipeline *pl, struct archive *a, struct archive_entry *e,
@@ -1070,6 +1084,7 @@ void pipe_free(struct pipeline *pl)
 	free(pl->linked);
 	pl->linked = NULL;
 	plan_free(&pl->plan);
+	layer_free(&pl->layer);
 	policy_free(&pl->pol);
 	report_free(&pl->rep);
 }

@@ -24,6 +24,7 @@
 #include "commit.h"
 #include "dirmeta.h"
 #include "durable.h"
+#include "layer.h"
 #include "plan.h"
 #include "policy.h"
 #include "pool.h"
@@ -44,6 +45,7 @@ struct pipeline {
 	struct durable dur;
 	struct dirmeta dm;
 	struct commit cm;
+	struct layer layer;		/* se_run_set_whiteouts */
 	struct pool *pool;		/* jobs > 1, once started */
 	unsigned int dirty;		/* records replacing a directory or symlink */
 	bool warned_absolute;

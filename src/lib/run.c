@@ -68,6 +68,8 @@ SE_EXPORT se_run *se_run_new(se_root *root, unsigned long long opts)
 	run->root = root;
 	pl->rs = root ? &root->rs : NULL;
 	pl->cm.rs = pl->rs;
+	pl->layer.rs = pl->rs;
+	pl->layer.dm = &pl->dm;
 	pl->pol.rs = pl->rs;
 	/* Skipping an existing name is keeping it, quietly. */
 	if (opts & SE_OPT_SKIP_OLD)
@@ -174,6 +176,26 @@ SE_EXPORT int se_run_set_owner_lookup(se_run *run, se_owner_cb *cb, void *data)
 	pol->owner_cb = cb;
 	pol->owner_data = data;
 	pol->name_cache[0].valid = pol->name_cache[1].valid = false;
+	return 0;
+}
+
+SE_EXPORT int se_run_set_whiteouts(se_run *run, int format)
+{
+	struct pipeline *pl = &run->pl;
+
+	switch (format) {
+	case SE_WHITEOUTS_NONE:
+	case SE_WHITEOUTS_OCI:
+		break;
+	default:
+		return -EINVAL;
+	}
+	/* A whiteout's removals would meet the run's pending temporaries. */
+	if (format != SE_WHITEOUTS_NONE && (pl->pol.opts & SE_OPT_DURABLE))
+		return -EOPNOTSUPP;
+	if (pl->entries)
+		return -EBUSY;
+	pl->layer.on = format == SE_WHITEOUTS_OCI;
 	return 0;
 }
 

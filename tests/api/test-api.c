@@ -1309,6 +1309,58 @@ static void jobs_keep_archive_order(void)
 	tap_ok(count_temps(dest) == 0, "four writers: no temporaries");
 }
 
+/* Two layers through the library: the second's whiteout and opaque
+ * marker take the first's names, never the second's own, and no marker
+ * reaches DEST.  The setter's refusals, as documented. */
+static void whiteouts_apply_a_layer(void)
+{
+	static const struct member lower[] = {
+		{ 'f', "gone", "1\n" },
+		{ 'd', "o", NULL },
+		{ 'f', "o/old", "1\n" },
+		{ 'f', "kept", "1\n" },
+		{ 0, NULL, NULL },
+	};
+	static const struct member upper[] = {
+		{ 'f', ".wh.gone", "" },
+		{ 'f', "o/new", "2\n" },
+		{ 'f', "o/.wh..wh..opq", "" },
+		{ 'f', "kept", "2\n" },
+		{ 'f', ".wh.kept", "" },
+		{ 'f', ".wh..", "" },
+		{ 0, NULL, NULL },
+	};
+	struct seen s = { 0 };
+	struct job j;
+	int v, r1, r2, r3, r4;
+
+	job_start(&j, true, SE_IN_ROOT, 0, NULL);
+	r1 = se_run_set_whiteouts(j.run, 7);
+	r2 = se_run_set_whiteouts(j.run, SE_WHITEOUTS_OCI);
+	job_feed(&j, lower);
+	r3 = se_run_set_whiteouts(j.run, SE_WHITEOUTS_NONE);
+	v = se_run_finish(j.run);
+	job_end(&j);
+	tap_ok(r1 == -EINVAL && r2 == 0 && r3 == -EBUSY && v == 0,
+	       "se_run_set_whiteouts: unknown format -EINVAL, OCI 0, after an entry -EBUSY (%d %d %d)",
+	       r1, r2, r3);
+	job_start(&j, false, SE_IN_ROOT, 0, &s);
+	r4 = se_run_set_whiteouts(j.run, SE_WHITEOUTS_OCI);
+	job_feed(&j, upper);
+	v = se_run_finish(j.run);
+	job_end(&j);
+	tap_ok(r4 == 0 && v == 1 && !exists("gone") && !exists("o/old") &&
+	       has_content("o/new", "2\n") && has_content("kept", "2\n") && exists(".") &&
+	       !exists(".wh.gone") && !exists("o/.wh..wh..opq") && !exists(".wh.kept") &&
+	       s.refused == 1,
+	       "SE_WHITEOUTS_OCI: lower names removed, this layer's kept, '.wh..' refused, no marker in DEST (verdict %d, refused %d)",
+	       v, s.refused);
+	job_start(&j, false, SE_IN_ROOT, SE_OPT_DURABLE, NULL);
+	r4 = se_run_set_whiteouts(j.run, SE_WHITEOUTS_OCI);
+	job_end(&j);
+	tap_ok(r4 == -EOPNOTSUPP, "se_run_set_whiteouts with SE_OPT_DURABLE: -EOPNOTSUPP (%d)", r4);
+}
+
 static void (*const cases[])(void) = {
 	root_open_missing_directory,
 	root_open_two_forced_backends_is_einval,
@@ -1326,6 +1378,7 @@ static void (*const cases[])(void) = {
 	same_perms_exact_under_a_process_umask,
 	scoped_file_operations,
 	remove_tree_stays_inside,
+	whiteouts_apply_a_layer,
 	root_lstat_is_scoped,
 	in_root_owner_names_map_through_the_roots_passwd,
 	owner_lookup_callback_decides,

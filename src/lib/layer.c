@@ -1,0 +1,293 @@
+/*
+ * layer.c - whiteouts and opaque markers of an image layer, applied inside
+ * the root.
+ *
+ * Every marker's directory is resolved again from the root fd, through
+ * resolve.c, for that marker alone: nothing resolved for one entry is
+ * reused for another, because an entry in between may have replaced a
+ * directory on the way with a symlink (containerd CVE-2025-47290 cached
+ * a parent and wrote on the host).  Below that directory, removal is
+ * remove.c's: one component at a time from the parent's fd, never
+ * following a symlink, never entering a mount.
+ *
+ * "Whiteout files MUST only apply to resources in lower/parent layers"
+ * (image-spec layer.md): a whiteout that comes after this layer's own
+ * entry of the same name leaves that entry, and an opaque marker that
+ * comes after this layer's entries in its directory leaves them; what
+ * the lower layers had under them goes.  umoci does the same (it skips
+ * the paths it unpacked from the current layer).
+ */
+#include "config.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <stdio.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "layer.h"
+#include "remove.h"
+
+enum marker {
+	MK_NONE,		/* an ordinary entry */
+	MK_WHITEOUT,		/* .wh.NAME */
+	MK_OPAQUE,		/* .wh..wh..opq */
+	MK_META,		/* .wh..wh.*: aufs' bookkeeping */
+	MK_BAD,			/* refused */
+};
+
+static bool starts_with(const char *s, const char *prefix)
+{
+	return strncmp(s, prefix, strlen(prefix)) == 0;
+}
+
+static const char *leaf_of(const char *path)
+{
+	const char *slash = strrchr(path, '/');
+
+	return slash ? slash + 1 : path;
+}
+
+/*
+ * What PATH (cleaned) of an entry of kind KIND is to a layer; for
+ * MK_BAD, *WHY.  "It is not possible to create a filesystem which has a
+ * file or directory with a name beginning with .wh." (layer.md): a
+ * marker is never made, so a name below one is refused too.
+ */
+static enum marker classify(const char *path, enum plan_kind kind, const char **why)
+{
+	const char *leaf = leaf_of(path), *c, *name;
+
+	for (c = path; c < leaf; c = strchr(c, '/') + 1) {
+		if (starts_with(c, LAYER_WH_META))
+			return MK_META;
+		if (starts_with(c, LAYER_WH_PREFIX)) {
+			*why = "a name under a whiteout (.wh.) directory";
+			return MK_BAD;
+		}
+	}
+	if (!starts_with(leaf, LAYER_WH_PREFIX))
+		return MK_NONE;
+	if (strcmp(leaf, LAYER_WH_OPAQUE) == 0) {
+		if (kind != PK_FILE) {
+			*why = "opaque whiteout marker that is not a regular file";
+			return MK_BAD;
+		}
+		return MK_OPAQUE;
+	}
+	if (starts_with(leaf, LAYER_WH_META))
+		return MK_META;
+	name = leaf + strlen(LAYER_WH_PREFIX);
+	if (!name[0]) {
+		*why = "whiteout of an empty name";
+		return MK_BAD;
+	}
+	if (strcmp(name, ".") == 0 || strcmp(name, "..") == 0) {
+		*why = "whiteout of '.' or '..'";
+		return MK_BAD;
+	}
+	if (kind != PK_FILE) {
+		*why = "whiteout that is not a regular file";
+		return MK_BAD;
+	}
+	return MK_WHITEOUT;
+}
+
+bool layer_is_marker(const struct plan *p)
+{
+	return starts_with(leaf_of(p->path), LAYER_WH_PREFIX);
+}
+
+/* The key of LEAF in the directory DIR. */
+static void name_key(char *key, size_t n, const struct stat *dir, const char *leaf)
+{
+	snprintf(key, n, "%llx:%llx/%s", (unsigned long long)dir->st_dev,
+		 (unsigned long long)dir->st_ino, leaf);
+}
+
+/* remove_in's question: did this layer make LEAF in DIR? */
+static bool written_here(void *data, const struct stat *dir, const char *leaf)
+{
+	const struct layer *l = data;
+	char key[64 + 256];
+
+	if (l->written.used == 0)
+		return false;
+	name_key(key, sizeof(key), dir, leaf);
+	return map_get(&l->written, key) != MAP_NONE;
+}
+
+void layer_note(struct layer *l, const struct plan *p)
+{
+	char key[64 + 256];
+	const char *leaf;
+	struct stat st;
+	int dirfd;
+
+	if (!p->path[0])
+		return;		/* the root is never removed */
+	dirfd = rs_open_parent(l->rs, p->path, false, 0, &leaf);
+	if (dirfd < 0)
+		return;
+	if (fstat(dirfd, &st) == 0 && strlen(leaf) < 256) {
+		name_key(key, sizeof(key), &st, leaf);
+		/* Out of memory: the name is not known as this layer's, and a
+		 * later whiteout of it in this layer removes it. */
+		map_put(&l->written, key, 1);
+	}
+	close(dirfd);
+}
+
+/*
+ * Directories whose metadata waits, at PATH or under it (with CHILDREN,
+ * only under it): those a removal took are forgotten, so that the end of
+ * the run neither looks for them nor calls them replaced.  One that is
+ * still there, the same directory, keeps its record (this layer's).
+ */
+static void forget_removed(struct layer *l, const char *path, bool children)
+{
+	size_t n = strlen(path);
+
+	for (size_t i = 0; i < l->dm->n_dirs; i++) {
+		struct deferred_dir *d = &l->dm->dirs[i];
+		struct stat st;
+		bool there;
+		int fd;
+
+		if (!d->ino || (n && strncmp(d->path, path, n) != 0) ||
+		    (n && d->path[n] && d->path[n] != '/') || (children && !d->path[n]))
+			continue;
+		fd = rs_open_dir(l->rs, d->path, O_PATH, false, 0);
+		there = fd >= 0 && fstat(fd, &st) == 0 && st.st_dev == d->dev &&
+			st.st_ino == d->ino;
+		if (fd >= 0)
+			close(fd);
+		if (!there)
+			dirmeta_forget(l->dm, d->path);
+	}
+}
+
+static struct outcome removal_failed(int err)
+{
+	if (err == EXDEV)
+		return fail("a mount point is in the way of the whiteout (never removed)", err);
+	if (err == ELOOP)
+		return fail("the whiteout's tree is too deep to remove", err);
+	return fail("cannot remove what the whiteout names", err);
+}
+
+/* .wh.NAME: NAME in the marker's directory, and everything under it that
+ * the lower layers made. */
+static struct outcome whiteout(struct layer *l, const struct plan *p)
+{
+	char target[SE_PATH_MAX];
+	const char *leaf = leaf_of(p->path), *name;
+	int dirfd, r;
+
+	r = snprintf(target, sizeof(target), "%.*s%s", (int)(leaf - p->path), p->path,
+		     leaf + strlen(LAYER_WH_PREFIX));
+	if (r < 0 || (size_t)r >= sizeof(target))
+		return refuse("name too long", ENAMETOOLONG);
+	dirfd = rs_open_parent(l->rs, target, false, 0, &name);
+	/* No directory there: nothing of the lower layers to remove. */
+	if (dirfd == -ENOENT || dirfd == -ENOTDIR)
+		return ok(SE_CREATED);
+	if (dirfd < 0)
+		return resolve_outcome(l->rs->in_root, -dirfd);
+	r = remove_in(dirfd, name, written_here, l);
+	close(dirfd);
+	forget_removed(l, target, false);
+	return r < 0 ? removal_failed(-r) : ok(SE_CREATED);
+}
+
+/* .wh..wh..opq: every name in the marker's directory that the lower
+ * layers made.  The directory itself stays (made when missing; not
+ * when a dangling symlink or a file is on its way: then nothing of the
+ * lower layers is there to remove). */
+static struct outcome opaque(struct layer *l, const struct plan *p, mode_t dirmode)
+{
+	char dir[SE_PATH_MAX];
+	const char *leaf = leaf_of(p->path);
+	int dirfd, r;
+
+	dirfd = rs_open_parent(l->rs, p->path, true, dirmode, &leaf);
+	if (dirfd == -ENOENT || dirfd == -ENOTDIR)
+		return ok(SE_CREATED);
+	if (dirfd < 0)
+		return resolve_outcome(l->rs->in_root, -dirfd);
+	r = remove_in(dirfd, NULL, written_here, l);
+	close(dirfd);
+	snprintf(dir, sizeof(dir), "%.*s", leaf > p->path ? (int)(leaf - p->path) - 1 : 0,
+		 p->path);
+	forget_removed(l, dir, true);
+	return r < 0 ? removal_failed(-r) : ok(SE_CREATED);
+}
+
+/*
+ * A layer replaces what stands at a name, as overlayfs shows it: a
+ * directory over a directory merges; anything else in a directory's way
+ * goes (a symlink as itself: the directory is never made through it,
+ * nor its metadata applied through it), and a directory in a
+ * non-directory's way goes with everything under it.  False with *O
+ * when that failed.
+ */
+static bool clear_way(struct layer *l, const struct plan *p, struct outcome *o)
+{
+	bool tree = false;
+	const char *leaf;
+	struct stat st;
+	int dirfd, r = 0;
+
+	if (!p->path[0])
+		return true;	/* the root stays a directory, whatever the entry */
+	dirfd = rs_open_parent(l->rs, p->path, false, 0, &leaf);
+	if (dirfd < 0)
+		return true;	/* nothing there yet; the entry's own stage says why */
+	if (fstatat(dirfd, leaf, &st, AT_SYMLINK_NOFOLLOW) == 0) {
+		if (p->kind == PK_DIR && !S_ISDIR(st.st_mode))
+			r = unlinkat(dirfd, leaf, 0) < 0 && errno != ENOENT ? -errno : 0;
+		else if (p->kind != PK_DIR && S_ISDIR(st.st_mode) && (tree = true))
+			r = remove_in(dirfd, leaf, NULL, NULL);
+	}
+	close(dirfd);
+	if (tree)
+		forget_removed(l, p->path, false);
+	if (r < 0) {
+		*o = r == -EXDEV ? fail("a mount point is in the way (never removed)", EXDEV) :
+		     fail("cannot remove what is in the way", -r);
+		return false;
+	}
+	return true;
+}
+
+bool layer_before(struct layer *l, struct plan *p, mode_t dirmode, struct outcome *o)
+{
+	const char *why = NULL;
+
+	switch (classify(p->path, p->kind, &why)) {
+	case MK_NONE:
+		return !clear_way(l, p, o);
+	case MK_WHITEOUT:
+		p->type = "whiteout";
+		*o = whiteout(l, p);
+		return true;
+	case MK_OPAQUE:
+		p->type = "opaque-whiteout";
+		*o = opaque(l, p, dirmode);
+		return true;
+	case MK_META:
+		*o = (struct outcome){ SE_SKIPPED, "aufs metadata (.wh..wh.), not extracted",
+				       0, false };
+		return true;
+	case MK_BAD:
+		break;
+	}
+	*o = refuse(why, EINVAL);
+	return true;
+}
+
+void layer_free(struct layer *l)
+{
+	map_free(&l->written);
+}
