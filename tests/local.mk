@@ -17,6 +17,7 @@ SE_INTEGRATION_TESTS = \
 	tests/entry-types.test \
 	tests/strict-mode.test \
 	tests/in-root.test \
+	tests/oci-layer.test \
 	tests/replace.test \
 	tests/metadata.test \
 	tests/nonroot.test \

@@ -71,6 +71,7 @@ enum long_option {
 	LO_BACKUP,
 	LO_SUFFIX,
 	LO_SHOW_TRANSFORMED,
+	LO_OCI_LAYER,
 	LO_IGNORED,		/* tar options that change nothing when extracting */
 	LO_IGNORED_ARG,
 	LO_REFUSED,		/* tar options that would weaken the defence */
@@ -91,6 +92,7 @@ static const struct option long_options[] = {
 	{ "same-permissions", no_argument, NULL, 'p' },
 	{ "no-same-permissions", no_argument, NULL, LO_NO_SAME_PERMS },
 	{ "in-root", no_argument, NULL, LO_IN_ROOT },
+	{ "oci-layer", required_argument, NULL, LO_OCI_LAYER },
 	{ "cross-mounts", no_argument, NULL, LO_CROSS_MOUNTS },
 	{ "devices", no_argument, NULL, LO_DEVICES },
 	{ "durable", no_argument, NULL, LO_DURABLE },
@@ -230,6 +232,11 @@ static void usage(FILE *f)
 "                         everything).  The result is the same for every N\n"
 "      --xz-memory=MIB    memory xz decoder threads may share (default 64);\n"
 "                         a stream needing more is decoded in one thread\n"
+"      --oci-layer=LAYER  apply LAYER (tar, tar.gz, tar.zst) as an OCI image\n"
+"                         layer on top of DEST: .wh.NAME removes NAME and\n"
+"                         .wh..wh..opq its directory's contents from the\n"
+"                         lower layers; implies --in-root, --numeric-owner\n"
+"                         and -p; not with --durable\n"
 "\n"
 "As tar (old style 'xvf ARCHIVE' too):\n"
 "  -x, --extract          extract (the default)\n"
@@ -664,6 +671,11 @@ int main(int argc, char **argv)
 		case 'p': o.flags |= CLI_SAME_PERMS; break;
 		case LO_NO_SAME_PERMS: o.flags &= ~CLI_SAME_PERMS; break;
 		case LO_IN_ROOT: o.flags |= CLI_IN_ROOT; break;
+		case LO_OCI_LAYER:
+			o.archive = optarg;
+			have_file = true;
+			o.flags |= CLI_OCI_LAYER;
+			break;
 		case LO_CROSS_MOUNTS: o.flags |= CLI_CROSS_MOUNTS; break;
 		case LO_DEVICES: o.flags |= CLI_DEVICES; break;
 		case LO_DURABLE: o.flags |= CLI_DURABLE; break;
@@ -774,6 +786,14 @@ int main(int argc, char **argv)
 	 * say. */
 	if (o.backup != BACKUP_NONE)
 		o.flags &= ~(CLI_KEEP_OLD | CLI_SKIP_OLD | CLI_KEEP_NEWER);
+	/* An image layer: absolute symlinks (var/run -> /run) resolve
+	 * inside DEST, and owners and modes are the image's numbers. */
+	if (o.flags & CLI_OCI_LAYER)
+		o.flags |= CLI_IN_ROOT | CLI_NUMERIC_OWNER | CLI_SAME_PERMS;
+	if ((o.flags & CLI_OCI_LAYER) && (o.flags & CLI_DURABLE)) {
+		cli_warn("--oci-layer with --durable is not supported yet: a whiteout's removals would meet the run's pending temporaries");
+		return finish(&o, EXIT_FATAL);
+	}
 	if ((o.flags & CLI_INCREMENTAL) && (o.flags & CLI_DURABLE)) {
 		cli_warn("-G/-g with --durable is not supported: a directory record's deletions would meet the run's pending temporaries");
 		return finish(&o, EXIT_FATAL);
