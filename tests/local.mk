@@ -18,6 +18,8 @@ SE_INTEGRATION_TESTS = \
 	tests/strict-mode.test \
 	tests/in-root.test \
 	tests/oci-layer.test \
+	tests/oci-umoci.test \
+	tests/oci-layer-attack.test \
 	tests/replace.test \
 	tests/metadata.test \
 	tests/nonroot.test \
