@@ -42,7 +42,7 @@
 #define CLI_LONG_LISTING	(1u << 27)	/* -vv: tar's long listing */
 #define CLI_SHOW_TRANSFORMED	(1u << 28)	/* --show-transformed-names */
 #define CLI_INCREMENTAL		(1u << 29)	/* -G, -g: restore a GNU incremental dump */
-#define CLI_OCI_LAYER		(1u << 30)	/* --oci-layer: whiteouts applied, in-root */
+#define CLI_OCI_LAYER		(1u << 31)	/* --oci-layer: whiteouts applied, in-root */
 
 /* --warning=KEYWORD: GNU tar's keywords, one bit each.  Only some name a
  * message this command can print; the others are accepted so that a
