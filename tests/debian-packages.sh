@@ -7,12 +7,13 @@
 # a temporary directory, builds it with dpkg-buildpackage -us -uc -b
 # (DEB_BUILD_OPTIONS=nocheck: make check runs elsewhere; noddebs;
 # DPKG_GENSYMBOLS_CHECK_LEVEL=4: debian/libsafe-extract0.symbols must match
-# the library exactly), runs lintian (no errors allowed), installs the four
+# the library exactly), runs lintian (no errors allowed), installs the five
 # packages into a scratch root with dpkg --root (no network, nothing of the
 # host's dpkg database touched), checks the SONAME, and runs the
 # autopkgtests of debian/tests/ against that root: the hostile corpus
 # through the installed safe-extract-corpus and safe-extract, and a program
-# built with the installed header and pkg-config file.
+# built with the installed header and pkg-config file, and the Python
+# binding imported from the root's dist-packages.
 #
 # The last line says ok or FAIL; the exit status is 0 or 1 (2: could not
 # start).  KEEP=1 keeps the temporary directory.
@@ -66,7 +67,7 @@ if ! (cd "$WORK/src" &&
 	fail "the package build (log above; debian/libsafe-extract0.symbols out of date? see debian/README.source)"
 fi
 set -- "$WORK"/*.deb
-[ $# = 4 ] || fail "expected 4 packages, got $#: $*"
+[ $# = 5 ] || fail "expected 5 packages, got $#: $*"
 for deb in "$@"; do
 	echo "   ${deb##*/} $(stat -c %s "$deb") bytes"
 done
@@ -127,4 +128,14 @@ if ! PKG_CONFIG_SYSROOT_DIR=$ROOT \
 fi
 sed 's/^/   /' "$WORK/library.log"
 
-echo "debian-packages: ok: 4 packages built from $REV, lintian clean of errors, corpus and library tests passed from a scratch root in $(($(date +%s) - start)) s"
+step "autopkgtest python (debian/tests/python) from the scratch root"
+if ! PYTHONPATH="$ROOT/usr/lib/python3/dist-packages" \
+	SE_EXPECT_PACKAGE_DIR="$ROOT/usr/lib/python3/dist-packages" \
+	SAFE_EXTRACT_LIBRARY="$ROOT/usr/lib/$MA/libsafe-extract.so.0" TMPDIR="$WORK" \
+	sh "$WORK/src/debian/tests/python" >"$WORK/python.log" 2>&1; then
+	cat "$WORK/python.log"
+	fail "import safe_extract from the installed python3-safe-extract"
+fi
+sed 's/^/   /' "$WORK/python.log"
+
+echo "debian-packages: ok: 5 packages built from $REV, lintian clean of errors, corpus, library and python tests passed from a scratch root in $(($(date +%s) - start)) s"

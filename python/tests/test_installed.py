@@ -69,13 +69,23 @@ def test_import_and_extract_from_the_installed_tree(installed, tmp_path):
             "r = safe_extract.extract(%r, %r)\n"
             "print(safe_extract.__version__, safe_extract.library_path, r.status,"
             " [e.action for e in r.entries])\n" % (sitedir, arc, str(d)))
-    # By SONAME, as a system would find it (here through LD_LIBRARY_PATH).
-    p = _child(code, sitedir, {"LD_LIBRARY_PATH": os.path.dirname(lib)})
+    # By SONAME, as a system would find it (here through LD_LIBRARY_PATH),
+    # unless a library installed in the configured libdir on this host
+    # would come first.
+    env = {"LD_LIBRARY_PATH": os.path.dirname(lib)}
+    if os.path.exists(os.path.join(_libdir(), "libsafe-extract.so.0")):
+        env["SAFE_EXTRACT_LIBRARY"] = lib
+    p = _child(code, sitedir, env)
     assert p.returncode == 0, p.stderr
     version, path, status, actions = p.stdout.split(" ", 3)
     assert os.path.realpath(path) == os.path.realpath(lib)
     assert status == "1" and actions.strip() == "['created', 'refused']"
     assert (d / "hello.txt").read_text() == "hello\n"
+
+
+def _libdir():
+    return _make_var("libdir").replace(
+        "${exec_prefix}", _make_var("exec_prefix").replace("${prefix}", _make_var("prefix")))
 
 
 def test_installed_package_knows_its_libdir(installed):
@@ -86,6 +96,5 @@ def test_installed_package_knows_its_libdir(installed):
                "m = u.module_from_spec(s); s.loader.exec_module(m); print(m.LIBDIR)"
                % (sitedir, os.path.join(sitedir, "safe_extract", "_libdir.py")),
                sitedir, {})
-    assert p.stdout.strip() == _make_var("libdir").replace(
-        "${exec_prefix}", _make_var("exec_prefix").replace("${prefix}", _make_var("prefix")))
+    assert p.stdout.strip() == _libdir()
     assert destdir + p.stdout.strip() == os.path.dirname(lib)
