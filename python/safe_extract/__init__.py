@@ -681,7 +681,7 @@ def extract(source, dest, *, in_root=False, durable=False, keep_old=False,
         ap = _ffi.new("struct archive **")
         r = _lib.se_run_open_fd(run, fd, _ffi.NULL, ap)
         if r == 0:
-            _lib.se_run_archive(run, ap[0])
+            r = _lib.se_run_archive(run, ap[0])
             _lib.archive_read_free(ap[0])
         status = _lib.se_run_finish(run)
         unmatched = []
