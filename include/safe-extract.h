@@ -130,6 +130,18 @@ int se_root_unlinkat(se_root *root, const char *path, int flags);
 int se_root_renameat(se_root *root, const char *from, const char *to,
 		     unsigned int flags);
 
+/*
+ * Remove PATH and, when it is a directory, everything under it (what
+ * GNU tar's incremental restore deletes), under the root's scoping.  PATH
+ * is checked as an entry name; the root itself is never removed (""
+ * or "." is -EINVAL).  Below PATH's parent every directory is opened from
+ * its parent's fd with O_NOFOLLOW | O_DIRECTORY: a symlink is removed as
+ * itself, never followed, and a mount point is never entered or removed
+ * (-EXDEV; the rest is still removed).  FLAGS must be 0.  Returns 0 (also
+ * when PATH does not exist) or the first negative errno.  Since 0.3.
+ */
+int se_root_remove_tree(se_root *root, const char *path, unsigned int flags);
+
 /* NULL is allowed.  A root must outlive every run made on it. */
 void se_root_close(se_root *root);
 

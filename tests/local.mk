@@ -91,3 +91,21 @@ check-jobs-long: src/safe-extract
 		--count $(JOBS_LONG_COUNT) --seed $${JOBS_DIFF_SEED:-1000} --workers 2 \
 		--keep-failures $(abs_top_builddir)/jobs-long/failures
 .PHONY: check-jobs-long
+
+# GNU tar's command line as tar users type it (issue 23): one test per
+# behaviour, named after GNU tar's own test where it has one.
+TAR_FIDELITY_TESTS = \
+	tests/warning.test \
+	tests/member-operands.test \
+	tests/old-style-keys.test \
+	tests/keep-old-files.test \
+	tests/show-transformed-names.test \
+	tests/one-top-level.test \
+	tests/tar-options-env.test \
+	tests/label.test \
+	tests/backup01.test \
+	tests/incremental.test \
+	tests/xattrs-percent.test \
+	tests/lzop-sandbox.test
+TESTS += $(TAR_FIDELITY_TESTS)
+EXTRA_DIST += $(TAR_FIDELITY_TESTS)

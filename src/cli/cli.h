@@ -8,6 +8,7 @@
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
+#include <stdio.h>
 #include <sys/types.h>
 
 /* Option bits; each weakening of the secure default is its own bit. */
@@ -38,12 +39,59 @@
 #define CLI_NO_WILDCARDS	(1u << 24)	/* --no-wildcards */
 #define CLI_IGNORE_ZEROS	(1u << 25)	/* -i, --ignore-zeros */
 #define CLI_KEEP_DIR_SYMLINK	(1u << 26)	/* --keep-directory-symlink: a weakening */
+#define CLI_LONG_LISTING	(1u << 27)	/* -vv: tar's long listing */
+#define CLI_SHOW_TRANSFORMED	(1u << 28)	/* --show-transformed-names */
+#define CLI_INCREMENTAL		(1u << 29)	/* -G, -g: restore a GNU incremental dump */
+
+/* --warning=KEYWORD: GNU tar's keywords, one bit each.  Only some name a
+ * message this command can print; the others are accepted so that a
+ * command line written for tar runs. */
+enum cli_warning {
+	WARN_ALONE_ZERO_BLOCK = 1u << 0,
+	WARN_BAD_DUMPDIR = 1u << 1,
+	WARN_CACHEDIR = 1u << 2,
+	WARN_CONTIGUOUS_CAST = 1u << 3,
+	WARN_FILE_CHANGED = 1u << 4,
+	WARN_FILE_IGNORED = 1u << 5,
+	WARN_FILE_REMOVED = 1u << 6,
+	WARN_FILE_SHRANK = 1u << 7,
+	WARN_FILE_UNCHANGED = 1u << 8,
+	WARN_FILENAME_WITH_NULS = 1u << 9,
+	WARN_IGNORE_ARCHIVE = 1u << 10,
+	WARN_IGNORE_NEWER = 1u << 11,	/* --keep-newer-files kept a file */
+	WARN_NEW_DIRECTORY = 1u << 12,
+	WARN_RENAME_DIRECTORY = 1u << 13,
+	WARN_SYMLINK_CAST = 1u << 14,
+	WARN_TIMESTAMP = 1u << 15,
+	WARN_UNKNOWN_CAST = 1u << 16,
+	WARN_UNKNOWN_KEYWORD = 1u << 17,
+	WARN_XDEV = 1u << 18,
+	WARN_DECOMPRESS_PROGRAM = 1u << 19,	/* -z and the data is not gzip */
+	WARN_EXISTING_FILE = 1u << 20,	/* --skip-old-files kept a file */
+	WARN_XATTR_WRITE = 1u << 21,
+	WARN_RECORD_SIZE = 1u << 22,
+	WARN_FAILED_READ = 1u << 23,
+	WARN_MISSING_ZERO_BLOCKS = 1u << 24,
+	WARN_EMPTY_TRANSFORM = 1u << 25,
+	WARN_ALL = (1u << 26) - 1,
+	/* On with -v unless a --warning said otherwise, as in tar. */
+	WARN_VERBOSE = WARN_NEW_DIRECTORY | WARN_RENAME_DIRECTORY |
+		       WARN_DECOMPRESS_PROGRAM | WARN_EXISTING_FILE,
+};
 
 /* Exit statuses (README.md, doc/safe-extract.1). */
 enum exit_status {
 	EXIT_ALL_EXTRACTED = 0,
 	EXIT_SOME_REFUSED = 1,
 	EXIT_FATAL = 2,
+};
+
+/* --backup=CONTROL, as GNU tar (and GNU cp, mv). */
+enum backup_kind {
+	BACKUP_NONE,
+	BACKUP_SIMPLE,			/* NAME~ (--suffix) */
+	BACKUP_EXISTING,		/* numbered if NAME.~N~ are there, else simple */
+	BACKUP_NUMBERED,		/* NAME.~N~ */
 };
 
 struct list {
@@ -66,9 +114,14 @@ struct cli_options {
 	uint64_t xz_memory;		/* --xz-memory, bytes, or 0: the default */
 	mode_t umask;			/* the user's, applied by the library */
 	struct list includes, excludes;
+	struct list include_dirs;	/* per include: "" or its -C below DEST, "d/" */
 	struct list xattr_includes, xattr_excludes;
 	struct transforms *transforms;	/* --transform, or NULL */
 	unsigned int occurrence;	/* --occurrence[=N], or 0 */
+	unsigned int warnings;		/* WARN_*: the messages to print */
+	const char *label;		/* -V PATTERN: the volume label to check */
+	enum backup_kind backup;	/* --backup */
+	const char *backup_suffix;	/* --suffix, SIMPLE_BACKUP_SUFFIX or "~" */
 };
 
 /* What a run did, for callers that check it (the fuzz harness). */
@@ -88,9 +141,14 @@ int cli_extract(const struct cli_options *o, struct cli_result *res);
 void cli_install_signals(void);
 
 /* tar-compat.c */
-/* tar xvf A: argv rewritten as -x -v -f A when argv[1] is key letters. */
-char **tar_old_style(int *argc, char **argv);
-/* Free what tar_old_style() made, once argv is no longer used. */
+/* tar xvf A: argv rewritten as -x -v -f A when argv[1] is key letters;
+ * NULL, with the letter in *BAD, for a letter tar does not know. */
+char **tar_old_style(int *argc, char **argv, char *bad);
+/* TAR_OPTIONS, as GNU tar reads it: ENV's words (quoted as in a shell)
+ * put before the command line's options.  NULL for an unterminated quote
+ * or out of memory. */
+char **tar_options_env(int *argc, char **argv, const char *env);
+/* Free what tar_old_style() and tar_options_env() made, once argv is no longer used. */
 void tar_old_style_free(void);
 /* Names from FILE ("-": stdin), one a line or NUL-separated, appended to
  * OUT; the copies are also listed in OWNED, for freeing.  0 or -errno. */
@@ -107,6 +165,72 @@ int tar_transform_add(struct transforms **ts, const char *exprs, char *err, size
 bool tar_transform(const struct transforms *ts, unsigned int kind, const char *name,
 		   char *out, size_t cap);
 void tar_transform_free(struct transforms *ts);
+
+/* --warning=KEYWORD applied to *SET and *CLEAR; false for an unknown
+ * keyword.  The mask in force is (default & ~clear) | set. */
+bool tar_warning(const char *keyword, unsigned int *set, unsigned int *clear);
+/* Print the keywords --warning takes, for its error message. */
+void tar_warning_keywords(void);
+
+/* select.c: member operands, matched against the archive's names. */
+enum { SELECT_NO, SELECT_YES };
+struct selection;
+struct selection *select_new(const struct cli_options *o);
+void select_free(struct selection *s);
+/* No operand: every member is selected. */
+bool select_all(const struct selection *s);
+/* Is NAME (as in the archive) selected?  *DIR: "" or the -C below DEST
+ * its operand came after, ending in '/'. */
+int select_entry(struct selection *s, const char *name, const char **dir);
+/* The operands found fewer times than asked (I from 0; NULL past the
+ * end); *SOME: found, but fewer times than --occurrence asks. */
+const char *select_unmatched(const struct selection *s, size_t i, bool *some);
+
+/* GNU tar's volume label (-V): the first header of the archive in FD, a
+ * regular file, read through a descriptor of its own (FD's offset is
+ * left alone).  1 and LABEL set, 0 when there is none, or a negative
+ * errno (-ESPIPE: FD is not a file). */
+int tar_volume_label(int fd, char *label, size_t cap);
+
+/* backup.c: CONTROL (NULL or "": tar's default) as a kind; false for a
+ * word tar does not take. */
+bool backup_control(const char *control, enum backup_kind *kind);
+struct se_root;
+/* Rename an existing non-directory at PATH (a name inside ROOT) to its
+ * backup name, written to BACKUP; with the root's scoping.  1 when it
+ * did, 0 when there was nothing to keep, or a negative errno. */
+int backup_existing(struct se_root *root, const char *path, enum backup_kind kind,
+		    const char *suffix, char *backup, size_t cap);
+
+/* incremental.c: -G, -g.  What -v says, and where. */
+struct incr_ctx {
+	bool verbose;
+	FILE *out;
+};
+struct archive;
+struct archive_entry;
+/*
+ * E, just read from A, is a directory whose name in ROOT is DIR ("" for
+ * the root): when it carries GNU tar's directory record, read it (the
+ * entry's data), do the renames it lists and remove from DIR what it does
+ * not list, as tar restores an incremental dump; every step scoped to
+ * ROOT.  0, or the first negative errno (the message is printed).
+ */
+int incremental_restore(struct se_root *root, struct archive *a, struct archive_entry *e,
+			const char *dir, const struct incr_ctx *c);
+
+/*
+ * A compression libarchive would decode by starting a program (lzop),
+ * which the sandbox forbids once in force: start that program now, with
+ * the archive in *FD as its input, and put the pipe of its output in *FD
+ * (the archive's fd stays the caller's to close).  1 and *PID set when a
+ * program was started, 0 when none is needed (or *FD is a pipe, which
+ * cannot be looked at), or a negative errno.  The sandbox applied after
+ * does not reach the program, and still confines this process.
+ */
+int tar_start_decoder(int *fd, pid_t *pid);
+/* The program tar_start_decoder() starts, for messages. */
+const char *tar_decoder_name(void);
 
 /* --one-top-level's default: ARCHIVE's name without its suffixes. */
 char *tar_top_level_name(const char *archive);

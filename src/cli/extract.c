@@ -9,6 +9,7 @@
 #include <archive_entry.h>
 #include <errno.h>
 #include <fcntl.h>
+#include <fnmatch.h>
 #include <signal.h>
 #include <stdarg.h>
 #include <stdint.h>
@@ -18,8 +19,12 @@
 #include <time.h>
 #include <unistd.h>
 
+#include <grp.h>
+#include <pwd.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
+#include <sys/sysmacros.h>
+#include <sys/wait.h>
 
 #include <safe-extract.h>
 
@@ -100,6 +105,22 @@ void cli_warn(const char *fmt, ...)
 struct ui {
 	const struct cli_options *o;
 	se_run *run;
+	se_root *root;			/* NULL with -t and -O */
+	struct selection *sel;		/* the member operands */
+	const char *dir_checked;	/* the last -C below DEST found a directory */
+	size_t owner_width;		/* -vv: owner/group and size, as wide as tar's */
+	/* -v: the names entries were renamed to (--transform, -C), and
+	 * the name to list for each, until its outcome arrives. */
+	struct renamed {
+		char *now, *shown, *note;
+	} *renamed;
+	size_t n_renamed;
+	char *top_level;		/* --one-top-level's directory, or NULL */
+	bool kept_old;			/* -k kept a name: exit 2, as tar */
+	bool dir_failed;		/* a -C among the operands is not there: exit 2 */
+	bool backup_failed;		/* --backup could not rename: exit 2, as tar */
+	bool incremental_failed;	/* -G could not rename or remove: exit 2 */
+	struct archive *archive;	/* the reader of the run, for -G's records */
 	bool progress;			/* --progress and stderr is a terminal */
 	bool output_failed;		/* stdout could not be written */
 	uint64_t last_progress_ns;
@@ -151,6 +172,447 @@ static void log_cb(void *data, int level, const char *msg)
 	fprintf(stderr, "safe-extract: %s\n", msg);
 }
 
+/* A reason the library gives for a kept name, and the --warning keyword
+ * that lets tar say so (its words, so that scripts reading them match). */
+static const struct {
+	const char *reason_has;
+	unsigned int keyword;
+	const char *before, *after;	/* around the escaped name */
+} kept_messages[] = {
+	{ "(--skip-old-files)", WARN_EXISTING_FILE, "", ": skipping existing file" },
+	{ "(--keep-newer-files)", WARN_IGNORE_NEWER, "Current '", "' is newer or same age" },
+};
+
+/*
+ * The warnings tar prints about an entry it extracted or kept, each
+ * under its --warning keyword: a name kept by --skip-old-files or
+ * --keep-newer-files, a modification time in the future.
+ */
+static void entry_warnings(struct ui *ui, const struct se_entry *e)
+{
+	char esc[1024];
+
+	if (e->action == SE_SKIPPED && e->reason) {
+		for (size_t i = 0; i < sizeof(kept_messages) / sizeof(kept_messages[0]); i++) {
+			if (!strstr(e->reason, kept_messages[i].reason_has) ||
+			    !(ui->o->warnings & kept_messages[i].keyword))
+				continue;
+			se_escape(e->name, esc, sizeof(esc));
+			cli_warn("%s%s%s", kept_messages[i].before, esc, kept_messages[i].after);
+		}
+		return;
+	}
+	if ((e->action == SE_CREATED || e->action == SE_REPLACED) && e->entry &&
+	    (ui->o->warnings & WARN_TIMESTAMP) && !(ui->o->flags & (CLI_TOUCH | CLI_LIST)) &&
+	    archive_entry_mtime_is_set(e->entry)) {
+		struct timespec now, mt = { archive_entry_mtime(e->entry),
+					    archive_entry_mtime_nsec(e->entry) };
+		char when[64];
+		struct tm tm;
+
+		clock_gettime(CLOCK_REALTIME, &now);
+		if (mt.tv_sec < now.tv_sec || (mt.tv_sec == now.tv_sec && mt.tv_nsec <= now.tv_nsec))
+			return;
+		if (!localtime_r(&mt.tv_sec, &tm) ||
+		    !strftime(when, sizeof(when), "%Y-%m-%d %H:%M:%S", &tm))
+			snprintf(when, sizeof(when), "%lld", (long long)mt.tv_sec);
+		mt.tv_sec -= now.tv_sec;
+		mt.tv_nsec -= now.tv_nsec;
+		if (mt.tv_nsec < 0) {
+			mt.tv_sec--;
+			mt.tv_nsec += 1000000000L;
+		}
+		cli_warn("%s: time stamp %s is %lld.%09ld s in the future",
+			 se_escape(e->name, esc, sizeof(esc)), when,
+			 (long long)mt.tv_sec, mt.tv_nsec);
+	}
+}
+
+/*
+ * A -C that came after a member operand names a directory below DEST that
+ * must be there when its first member arrives (tar changes into it then);
+ * it is looked at with the root's scoping, never followed.
+ */
+static bool dir_usable(struct ui *ui, const char *dir)
+{
+	char name[4096], esc[1024];
+	struct stat st;
+	int r;
+
+	if (!ui->root || dir == ui->dir_checked)
+		return true;
+	snprintf(name, sizeof(name), "%.*s", (int)strlen(dir) - 1, dir);
+	r = se_root_lstat(ui->root, name, &st);
+	if (r == 0 && !S_ISDIR(st.st_mode))
+		r = -ENOTDIR;
+	if (r < 0) {
+		cli_warn("-C '%s': cannot change into it: %s", se_escape(name, esc, sizeof(esc)),
+			 strerror(-r));
+		return false;
+	}
+	ui->dir_checked = dir;
+	return true;
+}
+
+/* PREFIX then NAME into OUT; false when it does not fit. */
+static bool prefixed(const char *prefix, const char *name, char *out, size_t cap)
+{
+	int n = snprintf(out, cap, "%s%s", prefix, name);
+
+	return n >= 0 && (size_t)n < cap;
+}
+
+/*
+ * -v lists a member by its name in the archive (tar's default) or after
+ * --transform (--show-transformed-names), never with the -C directory the
+ * command put before it, and after it what the command did first (tar's
+ * "Renaming 'x' to 'x~'" of --backup): remember both under the name the
+ * library will report.  NOTE may be NULL.  False when out of memory.
+ */
+static bool remember_name(struct ui *ui, const char *now, const char *shown, const char *note)
+{
+	struct renamed *nv = realloc(ui->renamed, (ui->n_renamed + 1) * sizeof(*nv));
+	struct renamed *r;
+
+	if (!nv)
+		return false;
+	ui->renamed = nv;
+	r = &nv[ui->n_renamed];
+	r->now = strdup(now);
+	r->shown = strdup(shown);
+	r->note = note ? strdup(note) : NULL;
+	if (!r->now || !r->shown || (note && !r->note)) {
+		free(r->now);
+		free(r->shown);
+		free(r->note);
+		return false;
+	}
+	ui->n_renamed++;
+	return true;
+}
+
+/*
+ * The name to list for an outcome reported under NAME, into SHOWN, and
+ * the lines to print after it in *NOTE (NULL when none; the caller frees
+ * it): the oldest record under NAME, forgotten then; outcomes come in
+ * archive order, so it is the first one nearly always.  False when there
+ * is none.
+ */
+static bool recall_name(struct ui *ui, const char *name, char *shown, size_t cap, char **note)
+{
+	for (size_t i = 0; i < ui->n_renamed; i++) {
+		struct renamed *r = &ui->renamed[i];
+
+		if (strcmp(r->now, name) != 0)
+			continue;
+		snprintf(shown, cap, "%s", r->shown);
+		*note = r->note;
+		free(r->now);
+		free(r->shown);
+		memmove(r, r + 1, (ui->n_renamed - i - 1) * sizeof(*r));
+		ui->n_renamed--;
+		return true;
+	}
+	return false;
+}
+
+static void forget_names(struct ui *ui)
+{
+	for (size_t i = 0; i < ui->n_renamed; i++) {
+		free(ui->renamed[i].now);
+		free(ui->renamed[i].shown);
+		free(ui->renamed[i].note);
+	}
+	free(ui->renamed);
+	ui->renamed = NULL;
+	ui->n_renamed = 0;
+}
+
+/* NAME without its first N components, into OUT; false when nothing is
+ * left (the library skips that member) or it does not fit. */
+static bool stripped(const char *name, int n, char *out, size_t cap)
+{
+	const char *p = name;
+
+	for (int i = 0; i < n; i++) {
+		while (*p == '/')
+			p++;
+		p += strcspn(p, "/");
+	}
+	while (*p == '/')
+		p++;
+	return *p && (size_t)snprintf(out, cap, "%s", p) < cap;
+}
+
+/*
+ * --backup: before a member replaces an existing non-directory, rename
+ * that one to its backup name, as tar (which then replaces whatever -k,
+ * --skip-old-files or --keep-newer-files say: main() clears them); not
+ * when nothing is written (-t, -O).
+ * NOTES gets tar's -v line about it.  False when the backup failed (the
+ * member is then skipped, and the run's status is 2, as tar).
+ */
+static bool back_up(struct ui *ui, struct archive_entry *e, FILE *notes)
+{
+	const struct cli_options *o = ui->o;
+	char path[8192], backup[8192], esc[1024], esc2[1024];
+	const char *name = archive_entry_pathname(e);
+	int r;
+
+	if (o->backup == BACKUP_NONE || !ui->root || !name ||
+	    (o->flags & (CLI_KEEP_OLD | CLI_SKIP_OLD | CLI_LIST | CLI_TO_STDOUT)) ||
+	    archive_entry_filetype(e) == AE_IFDIR ||
+	    !stripped(name, o->strip_components, path, sizeof(path)))
+		return true;
+	r = backup_existing(ui->root, path, o->backup, o->backup_suffix, backup, sizeof(backup));
+	if (r < 0) {
+		cli_warn("%s: cannot back up to '%s': %s", se_escape(path, esc, sizeof(esc)),
+			 se_escape(backup, esc2, sizeof(esc2)), strerror(-r));
+		ui->backup_failed = true;
+		return false;
+	}
+	if (r > 0 && notes)
+		fprintf(notes, "Renaming '%s' to '%s'\n", se_escape(path, esc, sizeof(esc)),
+			se_escape(backup, esc2, sizeof(esc2)));
+	return true;
+}
+
+/*
+ * --one-top-level=DIR extracts into DEST/DIR; a member already under DIR
+ * (DIR/x, ./DIR/x) goes to DEST/DIR/x, not DEST/DIR/DIR/x, as in tar.
+ * NAME is the member's name as the library will see it, so only without
+ * --strip-components (which the library applies after).  Returns NAME's
+ * part below DIR, or NAME.
+ */
+static const char *under_top_level(const struct ui *ui, const char *name)
+{
+	const char *p = name;
+	size_t len;
+
+	if (!ui->top_level || ui->o->strip_components)
+		return name;
+	len = strlen(ui->top_level);
+	while (p[0] == '.' && p[1] == '/')
+		p += 2;
+	if (strncmp(p, ui->top_level, len) != 0 || (p[len] != '/' && p[len] != '\0'))
+		return name;
+	p += len;
+	while (*p == '/')
+		p++;
+	return *p ? p : ".";
+}
+
+/*
+ * Before an entry: is it one the command line selects (by its name in the
+ * archive, as tar matches it), then its new name: --transform, then the
+ * -C its operand came after.  The library checks the result like any
+ * other name: a transform to ../x is refused.
+ */
+static int before_entry(struct ui *ui, struct archive_entry *e)
+{
+	char out[8192], tmp[8192], shown[8192], *note = NULL;
+	const char *n, *dir = "", *stored;
+	size_t note_len = 0;
+	FILE *notes = NULL;
+	int verdict = SE_CONTINUE;
+	bool renamed = false;
+
+	/* After a -C that cannot be used, tar stops: nothing more is
+	 * extracted, what came before stays (an abort would drop the
+	 * files still in flight). */
+	if (ui->dir_failed)
+		return SE_SKIP;
+	if (!select_all(ui->sel)) {
+		n = archive_entry_pathname(e);
+		if (select_entry(ui->sel, n ? n : "", &dir) == SELECT_NO)
+			return SE_SKIP;
+		if (*dir && !dir_usable(ui, dir)) {
+			ui->dir_failed = true;
+			return SE_SKIP;
+		}
+	}
+	stored = archive_entry_pathname(e);
+	tmp[0] = '\0';
+	if ((ui->o->transforms || *dir || ui->top_level) && stored) {
+		if (!tar_transform(ui->o->transforms, 1, stored, tmp, sizeof(tmp)))
+			snprintf(tmp, sizeof(tmp), "%s", stored);
+		if (prefixed(dir, under_top_level(ui, tmp), out, sizeof(out)) &&
+		    strcmp(out, stored) != 0)
+			renamed = true;
+	}
+	/* A hardlink's target is a member name too: it is in the same
+	 * directory as the link when tar makes it. */
+	n = archive_entry_hardlink(e);
+	if (n && (ui->o->transforms || *dir || ui->top_level)) {
+		char target[8192], link[8192];
+
+		if (!tar_transform(ui->o->transforms, 4, n, link, sizeof(link)))
+			snprintf(link, sizeof(link), "%s", n);
+		if (prefixed(dir, under_top_level(ui, link), target, sizeof(target)) &&
+		    strcmp(target, n) != 0)
+			archive_entry_set_hardlink(e, target);
+	}
+	n = archive_entry_symlink(e);
+	if (n && ui->o->transforms) {
+		char target[8192];
+
+		if (tar_transform(ui->o->transforms, 2, n, target, sizeof(target)))
+			archive_entry_set_symlink(e, target);
+	}
+	/* The name -v lists, copied before the entry is renamed: STORED
+	 * points into the entry. */
+	snprintf(shown, sizeof(shown), "%s",
+		 renamed && (ui->o->flags & CLI_SHOW_TRANSFORMED) ? tmp : stored ? stored : "");
+	if (renamed)
+		archive_entry_set_pathname(e, out);
+	/* What -v says the command did before the member (tar's Renaming
+	 * and Deleting lines) comes after its name, as in tar. */
+	if (ui->o->flags & CLI_VERBOSE) {
+		notes = open_memstream(&note, &note_len);
+		if (!notes)
+			return SE_ABORT;
+	}
+	if (!back_up(ui, e, notes)) {
+		verdict = SE_SKIP;
+	} else if ((ui->o->flags & CLI_INCREMENTAL) && ui->root && ui->archive &&
+		   archive_entry_filetype(e) == AE_IFDIR && archive_entry_pathname(e) &&
+		   stripped(archive_entry_pathname(e), ui->o->strip_components, tmp, sizeof(tmp))) {
+		struct incr_ctx c = { .verbose = notes != NULL, .out = notes };
+		size_t len = strlen(tmp);
+
+		while (len > 0 && tmp[len - 1] == '/')
+			tmp[--len] = '\0';
+		if (strcmp(tmp, ".") == 0)
+			tmp[0] = '\0';
+		if (incremental_restore(ui->root, ui->archive, e, tmp, &c) < 0)
+			ui->incremental_failed = true;
+	}
+	if (notes && fclose(notes) != 0)
+		verdict = SE_ABORT;
+	if (verdict == SE_CONTINUE && (ui->o->flags & CLI_VERBOSE) && (renamed || note_len) &&
+	    !remember_name(ui, archive_entry_pathname(e), shown, note_len ? note : NULL))
+		verdict = SE_ABORT;
+	free(note);
+	return verdict;
+	return SE_CONTINUE;
+}
+
+/* A name -k kept: tar says "Cannot open: File exists" and exits 2. */
+static bool kept_old(const struct ui *ui, const struct se_entry *e)
+{
+	return (ui->o->flags & CLI_KEEP_OLD) && e->action == SE_REFUSED &&
+	       e->error == EEXIST && e->reason && strstr(e->reason, "--keep-old-files");
+}
+
+/*
+ * Does -v list E?  As tar: every member the command line selects, those
+ * kept (-k, --skip-old-files, --keep-newer-files) and those -O does not
+ * write too; not those it did not select, nor those refused or failed
+ * (their line is on stderr).
+ */
+static bool listed(const struct ui *ui, const struct se_entry *e)
+{
+	if (e->action == SE_SKIPPED)
+		return !e->reason || (strcmp(e->reason, "skipped by the caller") != 0 &&
+				      strcmp(e->reason, "not selected") != 0);
+	return e->action == SE_CREATED || e->action == SE_REPLACED || kept_old(ui, e);
+}
+
+/* ls -l's ten characters, as tar -tvv prints them ('h': a hardlink). */
+static void mode_string(const struct archive_entry *ae, char out[11])
+{
+	static const char rwx[] = "rwxrwxrwx";
+	mode_t perm = archive_entry_perm((struct archive_entry *)ae);
+	char type;
+
+	switch (archive_entry_filetype((struct archive_entry *)ae)) {
+	case AE_IFDIR: type = 'd'; break;
+	case AE_IFLNK: type = 'l'; break;
+	case AE_IFCHR: type = 'c'; break;
+	case AE_IFBLK: type = 'b'; break;
+	case AE_IFIFO: type = 'p'; break;
+	case AE_IFSOCK: type = 's'; break;
+	default: type = '-'; break;
+	}
+	if (archive_entry_hardlink((struct archive_entry *)ae))
+		type = 'h';
+	out[0] = type;
+	for (int i = 0; i < 9; i++)
+		out[i + 1] = (perm & (0400 >> i)) ? rwx[i] : '-';
+	if (perm & S_ISUID)
+		out[3] = (perm & S_IXUSR) ? 's' : 'S';
+	if (perm & S_ISGID)
+		out[6] = (perm & S_IXGRP) ? 's' : 'S';
+	if (perm & S_ISVTX)
+		out[9] = (perm & S_IXOTH) ? 't' : 'T';
+	out[10] = '\0';
+}
+
+/*
+ * tar -xvv's line: mode, owner/group, size (or device numbers), date,
+ * name, and the link target.  The owner and group are the names this
+ * system has for the ids (the library hands over ids; --numeric-owner:
+ * the ids).  The owner/group/size field widens as tar's does, for the
+ * rest of the run.
+ */
+static void long_listing(struct ui *ui, FILE *out, const struct se_entry *e,
+			 const char *name)
+{
+	struct archive_entry *ae = e->entry;
+	char modes[11], user[64], group[64], size[48], when[32], esc[1024], target[1024];
+	const char *t;
+	struct tm tm;
+	time_t mt = archive_entry_mtime(ae);
+	size_t pad;
+
+	mode_string(ae, modes);
+	snprintf(user, sizeof(user), "%lld", (long long)archive_entry_uid(ae));
+	snprintf(group, sizeof(group), "%lld", (long long)archive_entry_gid(ae));
+	if (!(ui->o->flags & CLI_NUMERIC_OWNER)) {
+		struct passwd *pw = getpwuid((uid_t)archive_entry_uid(ae));
+		struct group *gr = getgrgid((gid_t)archive_entry_gid(ae));
+
+		if (pw)
+			snprintf(user, sizeof(user), "%s", pw->pw_name);
+		if (gr)
+			snprintf(group, sizeof(group), "%s", gr->gr_name);
+	}
+	if (modes[0] == 'c' || modes[0] == 'b')
+		snprintf(size, sizeof(size), "%u,%u", major(archive_entry_rdev(ae)),
+			 minor(archive_entry_rdev(ae)));
+	else
+		snprintf(size, sizeof(size), "%lld", modes[0] == 'h' ? 0LL :
+			 (long long)archive_entry_size(ae));
+	if (!localtime_r(&mt, &tm) || !strftime(when, sizeof(when), "%Y-%m-%d %H:%M", &tm))
+		snprintf(when, sizeof(when), "%lld", (long long)mt);
+	/* tar's arithmetic: the field is "USER/GROUP SIZE", 19 wide at
+	 * least. */
+	pad = strlen(user) + 1 + strlen(group) + 1 + strlen(size);
+	if (pad > ui->owner_width)
+		ui->owner_width = pad;
+	fprintf(out, "%s %s/%s %*s %s %s", modes, user, group,
+		(int)(ui->owner_width - pad + strlen(size)), size, when,
+		se_escape(name, esc, sizeof(esc)));
+	if ((t = archive_entry_hardlink(ae)))
+		fprintf(out, " link to %s", se_escape(t, target, sizeof(target)));
+	else if ((t = archive_entry_symlink(ae)))
+		fprintf(out, " -> %s", se_escape(t, target, sizeof(target)));
+	fputc('\n', out);
+}
+
+/* -v: the name; -vv: tar's long line.  With -O the data is on stdout,
+ * so they go to stderr. */
+static void list_entry(struct ui *ui, const struct se_entry *e, const char *name)
+{
+	FILE *out = (ui->o->flags & CLI_TO_STDOUT) ? stderr : stdout;
+	char esc[1024];
+
+	if ((ui->o->flags & CLI_LONG_LISTING) && e->entry)
+		long_listing(ui, out, e, name);
+	else
+		fprintf(out, "%s\n", se_escape(name, esc, sizeof(esc)));
+}
+
 /*
  * After each entry: refusals and failures always print one stderr line
  * (escaped name, what, why); -t prints the names it would extract, -v
@@ -159,27 +621,12 @@ static void log_cb(void *data, int level, const char *msg)
 static int entry_cb(void *data, struct se_entry *e)
 {
 	struct ui *ui = data;
-	char esc[1024], why[1024];
+	char esc[1024], why[1024], shown[8192], *note = NULL;
+	const char *name = e->name;
 
-	if (e->stage == SE_BEFORE) {
-		/* --transform renames before the library checks the name:
-		 * a transform to ../x is refused like any other name. */
-		char out[8192];
-		const char *n;
-
-		if (!ui->o->transforms)
-			return SE_CONTINUE;
-		n = archive_entry_pathname(e->entry);
-		if (n && tar_transform(ui->o->transforms, 1, n, out, sizeof(out)))
-			archive_entry_set_pathname(e->entry, out);
-		n = archive_entry_hardlink(e->entry);
-		if (n && tar_transform(ui->o->transforms, 4, n, out, sizeof(out)))
-			archive_entry_set_hardlink(e->entry, out);
-		n = archive_entry_symlink(e->entry);
-		if (n && tar_transform(ui->o->transforms, 2, n, out, sizeof(out)))
-			archive_entry_set_symlink(e->entry, out);
-		return SE_CONTINUE;
-	}
+	if (e->stage == SE_BEFORE)
+		return before_entry(ui, e->entry);
+	entry_warnings(ui, e);
 	if (e->action == SE_REFUSED || e->action == SE_FAILED ||
 	    e->action == SE_INCOMPLETE) {
 		se_escape(e->name, esc, sizeof(esc));
@@ -199,11 +646,16 @@ static int entry_cb(void *data, struct se_entry *e)
 
 		printf("%s\n", se_escape(e->path[0] ? e->path : ".", path,
 					 sizeof(path)));
-	} else if ((ui->o->flags & CLI_VERBOSE) && e->action != SE_SKIPPED) {
-		/* With -O the data is on stdout: the names go to stderr. */
-		fprintf((ui->o->flags & CLI_TO_STDOUT) ? stderr : stdout, "%s\n",
-			se_escape(e->name, esc, sizeof(esc)));
 	}
+	if (kept_old(ui, e))
+		ui->kept_old = true;
+	if (ui->n_renamed && recall_name(ui, e->name, shown, sizeof(shown), &note))
+		name = shown;
+	if ((ui->o->flags & CLI_VERBOSE) && !(ui->o->flags & CLI_LIST) && listed(ui, e))
+		list_entry(ui, e, name);
+	if (note)
+		fputs(note, (ui->o->flags & CLI_TO_STDOUT) ? stderr : stdout);
+	free(note);
 	progress(ui, false);
 	return stdout_broken(ui) ? SE_ABORT : SE_CONTINUE;
 }
@@ -346,6 +798,11 @@ static unsigned int cli_jobs(const struct cli_options *o)
 	const char *env = getenv("SAFE_EXTRACT_JOBS");
 	long n;
 
+	/* --backup renames what is there before each member, and -G
+	 * removes what a directory record does not list: with writer
+	 * threads an earlier member might not be at its name yet. */
+	if (o->backup != BACKUP_NONE || (o->flags & CLI_INCREMENTAL))
+		return 1;
 	if (o->jobs)
 		return o->jobs;
 	if (env && *env) {
@@ -366,13 +823,12 @@ static bool configure(se_run *run, const struct cli_options *o)
 	bool good = true;
 
 	se_run_set_umask(run, o->umask);
-	se_run_set_occurrence(run, o->occurrence);
 	good &= se_run_set_strip_components(run, o->strip_components) == 0;
 	good &= se_run_set_jobs(run, cli_jobs(o)) == 0;
 	if (o->xz_memory)
 		good &= se_run_set_xz_memlimit(run, o->xz_memory) == 0;
-	for (size_t i = 0; i < o->includes.n; i++)
-		good &= se_run_add_include(run, o->includes.v[i]) == 0;
+	/* Member operands are matched here (select.c), before the
+	 * library strips or checks a name, as tar matches them. */
 	for (size_t i = 0; i < o->excludes.n; i++)
 		good &= se_run_add_exclude(run, o->excludes.v[i]) == 0;
 	for (size_t i = 0; i < o->xattr_includes.n; i++)
@@ -464,6 +920,45 @@ static void inject_fault(void)
 }
 #endif
 
+/*
+ * -V PATTERN: as tar, the run goes on only if the archive's volume label
+ * matches PATTERN (a glob).  With -v the label is listed first, as tar
+ * lists it.  False after a message when the run must not go on.
+ */
+static bool volume_label(const struct cli_options *o, int fd)
+{
+	char label[128], esc[1024];
+	int r;
+
+	if (!o->label && !((o->flags & CLI_VERBOSE) && !(o->flags & CLI_LIST)))
+		return true;
+	r = tar_volume_label(fd, label, sizeof(label));
+	if (!o->label) {
+		if (r == 1)
+			fprintf((o->flags & CLI_TO_STDOUT) ? stderr : stdout, "%s\n",
+				se_escape(label, esc, sizeof(esc)));
+		return true;
+	}
+	if (r < 0) {
+		cli_warn("-V '%s': cannot read the volume label%s: %s", o->label,
+			 r == -ESPIPE ? " of an archive that is not a file" : "", strerror(-r));
+		return false;
+	}
+	if (r == 0) {
+		cli_warn("Archive not labeled to match '%s'", o->label);
+		return false;
+	}
+	if (fnmatch(o->label, label, 0) != 0) {
+		cli_warn("Volume '%s' does not match '%s'", se_escape(label, esc, sizeof(esc)),
+			 o->label);
+		return false;
+	}
+	if (o->flags & CLI_VERBOSE)
+		fprintf((o->flags & CLI_TO_STDOUT) ? stderr : stdout, "%s\n",
+			se_escape(label, esc, sizeof(esc)));
+	return true;
+}
+
 /* Is FILE a package whose payload is what gets extracted (dpkg-deb -x)? */
 static bool is_package(const char *file)
 {
@@ -483,12 +978,14 @@ int cli_extract(const struct cli_options *o, struct cli_result *res)
 {
 	const char *file = o->archive && strcmp(o->archive, "-") != 0 ? o->archive : NULL;
 	struct se_stats st = { .size = sizeof(st) };
-	struct ui ui = { .o = o };
+	struct ui ui = { .o = o, .owner_width = 19 };
 	struct archive *a = NULL;
 	se_root *root = NULL;
 	se_run *run = NULL;
-	int status = EXIT_FATAL, report_fd = -1, fd = -1, r;
+	int status = EXIT_FATAL, report_fd = -1, fd = -1, archive_fd = -1, r;
+	pid_t decoder = -1;
 	const char *miss;
+	bool some;
 
 	memset(res, 0, sizeof(*res));
 	caught_signal = 0;
@@ -529,6 +1026,7 @@ int cli_extract(const struct cli_options *o, struct cli_result *res)
 		cli_warn("cannot open archive '%s': %s", file, strerror(errno));
 		goto out;
 	}
+	archive_fd = fd;
 
 	/* -z, -J ...: the format is detected anyway; say so when the data
 	 * is not what the option named. */
@@ -540,8 +1038,28 @@ int cli_extract(const struct cli_options *o, struct cli_result *res)
 				 strcmp(found, "none") == 0 ? "not compressed" : found,
 				 strcmp(found, "none") == 0 ? "" : "-compressed", o->compress);
 	}
+	if (!volume_label(o, fd))
+		goto out;
+	/* lzop is decoded by a program: started now, before the sandbox
+	 * forbids starting one, and read through a pipe. */
+	r = tar_start_decoder(&fd, &decoder);
+	if (r < 0) {
+		cli_warn("cannot start %s to decode '%s': %s", tar_decoder_name(),
+			 file ? file : "-", strerror(-r));
+		goto out;
+	}
+	/* The program has its own copy of the archive's fd. */
+	if (r > 0 && archive_fd > STDIN_FILENO) {
+		close(archive_fd);
+		archive_fd = -1;
+	}
 	run = se_run_new(root, run_opts(o));
-	if (!run || !configure(run, o)) {
+	ui.root = root;
+	ui.sel = select_new(o);
+	if (o->top_level)
+		ui.top_level = o->top_level[0] ? strdup(o->top_level) :
+			       tar_top_level_name(o->archive);
+	if (!run || !ui.sel || !configure(run, o)) {
 		cli_warn("out of memory");
 		goto out;
 	}
@@ -575,11 +1093,13 @@ int cli_extract(const struct cli_options *o, struct cli_result *res)
 		 * that member is read as an archive of its own, streamed. */
 		r = se_run_open_member(run, a, o->member, &inner);
 		if (r == 0) {
+			ui.archive = inner;
 			se_run_archive(run, inner);
 			archive_read_free(inner);
 		}
 		archive_read_free(a);
 	} else if (r == 0) {
+		ui.archive = a;
 		se_run_archive(run, a);
 		archive_read_free(a);
 	}
@@ -591,9 +1111,10 @@ int cli_extract(const struct cli_options *o, struct cli_result *res)
 
 	/* As GNU tar: a member named on the command line that the archive
 	 * does not hold is an error of the whole run. */
-	for (size_t i = 0; status != EXIT_FATAL && (miss = se_run_unmatched(run, i)); i++)
-		cli_warn("%s: Not found in archive", miss);
-	if (status != EXIT_FATAL && se_run_unmatched(run, 0))
+	for (size_t i = 0; status != EXIT_FATAL && (miss = select_unmatched(ui.sel, i, &some)); i++)
+		cli_warn("%s: %s", miss, some ? "Required occurrence not found in archive" :
+			 "Not found in archive");
+	if (status != EXIT_FATAL && select_unmatched(ui.sel, 0, &some))
 		status = EXIT_FATAL;
 
 	/* What reached standard output after the last entry (late refusals)
@@ -604,6 +1125,9 @@ int cli_extract(const struct cli_options *o, struct cli_result *res)
 	}
 	if (ui.output_failed)
 		status = EXIT_FATAL;
+	/* As GNU tar: a name -k kept is an error of the whole run. */
+	if (ui.kept_old || ui.backup_failed || ui.incremental_failed || ui.dir_failed)
+		status = EXIT_FATAL;
 	if (se_run_stats(run, &st) == 0) {
 		res->entries = st.entries;
 		res->refused = st.refused;
@@ -611,10 +1135,39 @@ int cli_extract(const struct cli_options *o, struct cli_result *res)
 	}
 out:
 	current_run = NULL;
+	select_free(ui.sel);
 	se_run_free(run);
+	forget_names(&ui);
+	free(ui.top_level);
 	se_root_close(root);
+	/* The decoder writes to its end, padding after the archive's last
+	 * block included: read it all, or it dies of SIGPIPE and looks as
+	 * if it had failed. */
+	if (decoder > 0 && status != EXIT_FATAL && fd >= 0) {
+		char drain[65536];
+
+		while (read(fd, drain, sizeof(drain)) > 0)
+			;
+	}
 	if (fd > STDIN_FILENO)
 		close(fd);
+	if (archive_fd > STDIN_FILENO && archive_fd != fd)
+		close(archive_fd);
+	if (decoder > 0) {
+		int ws;
+
+		/* Its output was read to the archive's end, or the run
+		 * stopped before: then a signal (SIGPIPE) is no news, but
+		 * its own failure (a damaged stream) is why. */
+		if (waitpid(decoder, &ws, 0) == decoder &&
+		    ((WIFEXITED(ws) && WEXITSTATUS(ws) != 0) ||
+		     (!WIFEXITED(ws) && status != EXIT_FATAL))) {
+			cli_warn("%s failed decoding '%s' (%s %d)", tar_decoder_name(),
+				 file ? file : "-", WIFEXITED(ws) ? "exit" : "signal",
+				 WIFEXITED(ws) ? WEXITSTATUS(ws) : WTERMSIG(ws));
+			status = EXIT_FATAL;
+		}
+	}
 	if (report_fd >= 0 && close(report_fd) < 0 && status != EXIT_FATAL) {
 		cli_warn("cannot write the report '%s': %s", o->report_path,
 			 strerror(errno));

@@ -55,6 +55,7 @@ enum long_option {
 	LO_ZSTD,
 	LO_LZ4,
 	LO_LZMA,
+	LO_LZOP,
 	LO_OVERWRITE_DIR,
 	LO_NO_OVERWRITE_DIR,
 	LO_KEEP_NEWER,
@@ -66,6 +67,12 @@ enum long_option {
 	LO_OCCURRENCE,
 	LO_JOBS,
 	LO_XZ_MEMORY,
+	LO_WARNING,
+	LO_BACKUP,
+	LO_SUFFIX,
+	LO_SHOW_TRANSFORMED,
+	LO_IGNORED,		/* tar options that change nothing when extracting */
+	LO_IGNORED_ARG,
 	LO_REFUSED,		/* tar options that would weaken the defence */
 	LO_HELP,
 	LO_VERSION,
@@ -124,6 +131,7 @@ static const struct option long_options[] = {
 	{ "occurrence", optional_argument, NULL, LO_OCCURRENCE },
 	{ "jobs", required_argument, NULL, LO_JOBS },
 	{ "xz-memory", required_argument, NULL, LO_XZ_MEMORY },
+	{ "warning", required_argument, NULL, LO_WARNING },
 	{ "exclude-vcs", no_argument, NULL, LO_EXCLUDE_VCS },
 	{ "one-top-level", optional_argument, NULL, LO_ONE_TOP_LEVEL },
 	{ "gzip", no_argument, NULL, 'z' },
@@ -134,10 +142,51 @@ static const struct option long_options[] = {
 	{ "zstd", no_argument, NULL, LO_ZSTD },
 	{ "lz4", no_argument, NULL, LO_LZ4 },
 	{ "lzma", no_argument, NULL, LO_LZMA },
+	{ "lzop", no_argument, NULL, LO_LZOP },
 	{ "compress", no_argument, NULL, 'Z' },
 	{ "uncompress", no_argument, NULL, 'Z' },
 	{ "auto-compress", no_argument, NULL, 'a' },
 	{ "absolute-names", no_argument, NULL, 'P' },
+	{ "backup", optional_argument, NULL, LO_BACKUP },
+	{ "suffix", required_argument, NULL, LO_SUFFIX },
+	{ "same-order", no_argument, NULL, 's' },
+	{ "preserve-order", no_argument, NULL, 's' },
+	{ "show-transformed-names", no_argument, NULL, LO_SHOW_TRANSFORMED },
+	/* tar: for listings while creating; nothing when extracting. */
+	{ "show-stored-names", no_argument, NULL, LO_IGNORED },
+	/* tar's other commands, and options that change nothing when
+	 * extracting or that this command does not do: each one is
+	 * answered by not_here() or accepted as tar accepts it. */
+	{ "create", no_argument, NULL, 'c' },
+	{ "append", no_argument, NULL, 'r' },
+	{ "update", no_argument, NULL, 'u' },
+	{ "diff", no_argument, NULL, 'd' },
+	{ "compare", no_argument, NULL, 'd' },
+	{ "catenate", no_argument, NULL, 'A' },
+	{ "concatenate", no_argument, NULL, 'A' },
+	{ "blocking-factor", required_argument, NULL, 'b' },
+	{ "record-size", required_argument, NULL, LO_IGNORED_ARG },
+	{ "read-full-records", no_argument, NULL, 'B' },
+	{ "check-links", no_argument, NULL, 'l' },
+	{ "seek", no_argument, NULL, 'n' },
+	{ "no-seek", no_argument, NULL, LO_IGNORED },
+	{ "sparse", no_argument, NULL, 'S' },
+	{ "verify", no_argument, NULL, 'W' },
+	{ "starting-file", required_argument, NULL, 'K' },
+	{ "newer", required_argument, NULL, 'N' },
+	{ "after-date", required_argument, NULL, 'N' },
+	{ "block-number", no_argument, NULL, 'R' },
+	{ "interactive", no_argument, NULL, 'w' },
+	{ "confirmation", no_argument, NULL, 'w' },
+	{ "use-compress-program", required_argument, NULL, 'I' },
+	{ "dereference", no_argument, NULL, 'h' },
+	{ "multi-volume", no_argument, NULL, 'M' },
+	{ "tape-length", required_argument, NULL, 'L' },
+	{ "info-script", required_argument, NULL, 'F' },
+	{ "new-volume-script", required_argument, NULL, 'F' },
+	{ "label", required_argument, NULL, 'V' },
+	{ "listed-incremental", required_argument, NULL, 'g' },
+	{ "incremental", no_argument, NULL, 'G' },
 	{ "to-command", required_argument, NULL, LO_REFUSED },
 	{ "insecure", no_argument, NULL, LO_REFUSED },
 	{ "help", no_argument, NULL, LO_HELP },
@@ -184,7 +233,7 @@ static void usage(FILE *f)
 "\n"
 "As tar (old style 'xvf ARCHIVE' too):\n"
 "  -x, --extract          extract (the default)\n"
-"  -z, -j, -J, -Z, -a, --gzip, --bzip2, --xz, --zstd, --lz4, --lzma\n"
+"  -z, -j, -J, -Z, -a, --gzip, --bzip2, --xz, --zstd, --lz4, --lzma, --lzop\n"
 "                         accepted; the compression is detected anyway, and\n"
 "                         a warning says when it is not the one named\n"
 "      --skip-old-files   keep existing names, quietly (-k refuses them)\n"
@@ -201,9 +250,25 @@ static void usage(FILE *f)
 "      --occurrence[=N]   of each PATTERN's members, only the Nth (default 1)\n"
 "      --transform=s/REGEX/REPL/FLAGS, --xform  rename members, as tar (before\n"
 "                         the name checks: a rename to ../x is refused)\n"
+"  -G, --incremental, -g, --listed-incremental=FILE  restore a GNU tar\n"
+"                         incremental dump: what a directory record does not\n"
+"                         list is removed from that directory (FILE unused)\n"
+"      --backup[=CONTROL]  rename an existing file a member replaces: NAME~\n"
+"                         (simple), NAME.~N~ (numbered) or existing (numbered\n"
+"                         if there are such backups; the default); none\n"
+"      --suffix=SUFFIX    the simple backup's suffix (default ~)\n"
+"  -V, --label=PATTERN    extract only if the archive's volume label matches\n"
+"                         (an archive file; not standard input)\n"
+"  -s, --same-order, --preserve-order  accepted: members come in archive order\n"
+"      --show-transformed-names  -v shows names after --transform (default:\n"
+"                         as stored in the archive, as tar)\n"
 "      --one-top-level[=DIR]  extract into DEST/DIR (default: the archive's\n"
 "                         name without its suffix)\n"
-"  Refused, with the reason: -P (--absolute-names), --to-command, --insecure.\n"
+"      --warning=KEYWORD  tar's keywords (existing-file, ignore-newer,\n"
+"                         timestamp ..., all, none, no-KEYWORD): print or\n"
+"                         silence the matching messages\n"
+"  Refused, with the reason: -P (--absolute-names), --to-command, --insecure,\n"
+"  -h (--dereference), -M (--multi-volume), -L, -F, -I.\n"
 "\n"
 "Weakenings of the default (strict: no symlink, mount or /proc link is\n"
 "ever followed, nothing leaves DEST):\n"
@@ -223,7 +288,7 @@ static void usage(FILE *f)
 "\n"
 "Exit status: 0 all extracted; 1 some entries refused, failed or\n"
 "incomplete; 2 fatal (archive empty, unreadable or damaged, destination\n"
-"unusable, output unwritable, a member not found, interrupted).\n", f);
+"unusable, output unwritable, a member not found, a name -k kept, interrupted).\n", f);
 }
 
 static bool push(struct list *l, char *item);
@@ -240,6 +305,38 @@ static int refused_option(const char *name)
 	return EXIT_FATAL;
 }
 
+/*
+ * A tar option this command does not take: another command than -x and
+ * -t, or an extraction option it does not do.  Each says why.
+ */
+static int not_here(int c)
+{
+	static const struct {
+		char c;
+		const char *why;
+	} reasons[] = {
+		{ 'c', "-c (--create): safe-extract only extracts (-x) and lists (-t); create archives with tar" },
+		{ 'r', "-r (--append): safe-extract only extracts (-x) and lists (-t)" },
+		{ 'u', "-u (--update): safe-extract only extracts (-x) and lists (-t)" },
+		{ 'd', "-d (--diff): safe-extract only extracts (-x) and lists (-t)" },
+		{ 'A', "-A (--catenate): safe-extract only extracts (-x) and lists (-t)" },
+		{ 'K', "-K (--starting-file) is not supported: name the members to extract instead" },
+		{ 'N', "-N (--newer) is not supported when extracting: --keep-newer-files keeps newer files" },
+		{ 'R', "-R (--block-number) is not supported: messages name the entry instead" },
+		{ 'w', "-w (--interactive) is not supported: name the members to extract instead" },
+		{ 'I', "-I (--use-compress-program) is refused: the sandbox lets safe-extract run no program, and the compression is detected" },
+		{ 'h', "-h (--dereference) is refused: it makes tar follow symlinks when it creates an archive; when extracting, names are never followed (see --in-root and --keep-directory-symlink)" },
+		{ 'M', "-M (--multi-volume) is refused: a multi-volume archive needs the next volume opened by name in mid-run, after the sandbox; join the volumes with cat and extract the whole, or use GNU tar" },
+		{ 'L', "-L (--tape-length) is refused: it is for multi-volume archives (see -M)" },
+		{ 'F', "-F (--info-script) is refused: it runs a program between volumes, and the sandbox lets safe-extract run none" },
+	};
+
+	for (size_t i = 0; i < sizeof(reasons) / sizeof(reasons[0]); i++)
+		if (reasons[i].c == c)
+			cli_warn("%s", reasons[i].why);
+	return EXIT_FATAL;
+}
+
 /* Every NAME of tar's --exclude-vcs, as --exclude globs. */
 static bool exclude_vcs(struct list *excludes)
 {
@@ -251,6 +348,15 @@ static bool exclude_vcs(struct list *excludes)
 
 /* The names read from -T/-X files, freed at exit. */
 static struct list owned;
+
+/* What the command line says, in order, about where members go: a member
+ * operand, a -C, or a -T file of operands.  Freed at exit. */
+struct word {
+	enum { W_NAME, W_DIR, W_FILES } kind;
+	const char *s;
+};
+static struct word *words;
+static size_t nwords;
 
 static bool push(struct list *l, char *item)
 {
@@ -267,6 +373,7 @@ static bool push(struct list *l, char *item)
 static int finish(struct cli_options *o, int status)
 {
 	free(o->includes.v);
+	free(o->include_dirs.v);
 	free(o->excludes.v);
 	free(o->xattr_includes.v);
 	free(o->xattr_excludes.v);
@@ -274,11 +381,134 @@ static int finish(struct cli_options *o, int status)
 	for (size_t i = 0; i < owned.n; i++)
 		free(owned.v[i]);
 	free(owned.v);
+	free(words);
+	words = NULL;
+	nwords = 0;
 	memset(o, 0, sizeof(*o));
 	tar_old_style_free();
 	owned.v = NULL;
 	owned.n = 0;
 	return status;
+}
+
+/* A copy of S freed at exit, or NULL. */
+static char *owned_copy(char *s)
+{
+	if (s && push(&owned, s))
+		return s;
+	free(s);
+	return NULL;
+}
+
+/* DIR after the -C before it, as chdir(2) would take them in turn. */
+static const char *join_dir(const char *base, const char *dir)
+{
+	char *s;
+
+	if (dir[0] == '/' || strcmp(base, ".") == 0)
+		return dir;
+	if (asprintf(&s, "%s/%s", base, dir) < 0)
+		return NULL;
+	return owned_copy(s);
+}
+
+/*
+ * PREFIX ("" or "a/b/") then the -C DIR that follows a member operand:
+ * a directory below the one before, as a name inside DEST ("a/b/c/"), or
+ * NULL after a message.  The run has one destination, so a -C that climbs
+ * out of it or starts again at '/' cannot be followed here.
+ */
+static const char *below(const char *prefix, const char *dir)
+{
+	size_t len = strlen(prefix);
+	char *out = malloc(len + strlen(dir) + 2);
+	const char *p = dir;
+
+	if (!out)
+		return NULL;
+	memcpy(out, prefix, len);
+	if (dir[0] == '/')
+		goto climbs;
+	while (*p) {
+		size_t n = strcspn(p, "/");
+
+		if (n == 2 && p[0] == '.' && p[1] == '.')
+			goto climbs;
+		if (n && !(n == 1 && p[0] == '.')) {
+			memcpy(out + len, p, n);
+			len += n;
+			out[len++] = '/';
+		}
+		p += n + (p[n] == '/');
+	}
+	out[len] = '\0';
+	return owned_copy(out);
+climbs:
+	cli_warn("-C '%s' after a member name: only a directory below the one before is supported (one run has one destination); give it first, or run once per directory", dir);
+	free(out);
+	return NULL;
+}
+
+/*
+ * -C is positional, as in tar: the -C options before the first member
+ * operand make DEST, and each one after it sends the operands that follow
+ * into that directory below DEST.  One difference: a first -C after every
+ * operand is DEST for them all (tar ignores it and extracts into the
+ * current directory).  -T files are read here, in their place.
+ */
+static int place_members(struct cli_options *o, const struct word *w, size_t n, bool null)
+{
+	const char *prefix = "";
+	size_t first = n, i, late_dest = n;
+	long r;
+
+	for (i = 0; i < n && first == n; i++)
+		if (w[i].kind != W_DIR)
+			first = i;
+	o->dest = ".";
+	for (i = 0; i < first; i++)
+		if (!(o->dest = join_dir(o->dest, w[i].s)))
+			return EXIT_FATAL;
+	for (i = first; i < n && late_dest == n; i++)
+		if (w[i].kind == W_DIR)
+			late_dest = i;
+	for (i = late_dest + 1; i < n; i++)
+		if (w[i].kind != W_DIR)
+			late_dest = n;
+	if (first == 0 && late_dest < n)
+		o->dest = w[late_dest].s;
+	for (i = first; i < n; i++) {
+		size_t before = o->includes.n;
+
+		switch (w[i].kind) {
+		case W_DIR:
+			if (i == late_dest && first == 0)
+				break;
+			if (!(prefix = below(prefix, w[i].s)))
+				return EXIT_FATAL;
+			break;
+		case W_NAME:
+			if (!push(&o->includes, (char *)w[i].s))
+				return EXIT_FATAL;
+			break;
+		case W_FILES:
+			r = tar_read_list(w[i].s, null, &o->includes, &owned);
+			if (r < 0) {
+				cli_warn("cannot read the names in '%s': %s", w[i].s,
+					 strerror((int)-r));
+				return EXIT_FATAL;
+			}
+			break;
+		}
+		while (o->include_dirs.n < o->includes.n)
+			if (!push(&o->include_dirs, (char *)prefix))
+				return EXIT_FATAL;
+		if (*prefix && o->includes.n > before && o->strip_components) {
+			cli_warn("--strip-components with a -C between member names is not supported: the directory would be stripped too");
+			return EXIT_FATAL;
+		}
+	}
+	return 0;
 }
 
 int main(int argc, char **argv)
@@ -287,8 +517,10 @@ int main(int argc, char **argv)
 	struct cli_result res;
 	bool have_file = false;
 	int c, status, opt_index;
-	const char *files_from = NULL, *exclude_from = NULL;
+	const char *exclude_from = NULL;
+	struct word *nw;
 	bool null = false;
+	unsigned int warn_set = 0, warn_clear = 0;
 	long n;
 	char *end;
 
@@ -306,10 +538,38 @@ int main(int argc, char **argv)
 		o.flags |= CLI_SAME_OWNER | CLI_SAME_PERMS;
 	o.dest = ".";
 	o.resolver = getenv("SAFE_EXTRACT_RESOLVER");
+	o.backup_suffix = getenv("SIMPLE_BACKUP_SUFFIX");
+	if (!o.backup_suffix || !*o.backup_suffix)
+		o.backup_suffix = "~";
 
-	argv = tar_old_style(&argc, argv);
-	while ((c = getopt_long(argc, argv, "C:f:txvkUpzjJaZmT:X:POi", long_options,
+	{
+		char bad;
+		char **nv = tar_old_style(&argc, argv, &bad);
+
+		if (!nv) {
+			cli_warn("unknown key letter '%c' in '%s' (tar's old-style keys)", bad, argv[1]);
+			return finish(&o, EXIT_FATAL);
+		}
+		argv = nv;
+		nv = tar_options_env(&argc, argv, getenv("TAR_OPTIONS"));
+		if (!nv) {
+			cli_warn("cannot split TAR_OPTIONS: missing closing quote (or out of memory)");
+			return finish(&o, EXIT_FATAL);
+		}
+		argv = nv;
+	}
+	/* "-": operands come in order (c == 1), for -C's place among them. */
+	while ((c = getopt_long(argc, argv, "-C:f:txvkUpzjJaZmT:X:POiAcdrub:BF:g:GhH:I:K:lL:MnN:oRsSV:wW", long_options,
 				&opt_index)) != -1) {
+		if (c == 1 || c == 'C' || c == 'T') {
+			nw = realloc(words, (nwords + 1) * sizeof(*nw));
+			if (!nw)
+				return finish(&o, EXIT_FATAL);
+			words = nw;
+			words[nwords++] = (struct word){
+				c == 1 ? W_NAME : c == 'C' ? W_DIR : W_FILES, optarg };
+			continue;
+		}
 		switch (c) {
 		case 'z': o.compress = "gzip"; break;
 		case 'j': o.compress = "bzip2"; break;
@@ -318,6 +578,7 @@ int main(int argc, char **argv)
 		case LO_ZSTD: o.compress = "zstd"; break;
 		case LO_LZ4: o.compress = "lz4"; break;
 		case LO_LZMA: o.compress = "lzma"; break;
+		case LO_LZOP: o.compress = "lzop"; break;
 		case 'a': o.compress = NULL; break;	/* detected anyway */
 		case 'm': o.flags |= CLI_TOUCH; break;
 		case 'O': o.flags |= CLI_TO_STDOUT; break;
@@ -348,7 +609,13 @@ int main(int argc, char **argv)
 			break;
 		}
 		case LO_SKIP_OLD: o.flags |= CLI_SKIP_OLD; break;
-		case 'T': files_from = optarg; break;
+		case LO_WARNING:
+			if (!tar_warning(optarg, &warn_set, &warn_clear)) {
+				cli_warn("--warning: unknown keyword '%s'", optarg);
+				tar_warning_keywords();
+				return finish(&o, EXIT_FATAL);
+			}
+			break;
 		case 'X': exclude_from = optarg; break;
 		case LO_NULL: null = true; break;
 		case LO_EXCLUDE_VCS:
@@ -357,12 +624,41 @@ int main(int argc, char **argv)
 			break;
 		case LO_ONE_TOP_LEVEL: o.top_level = optarg ? optarg : ""; break;
 		case 'P': return finish(&o, refused_option("P"));
+		case 'c': case 'r': case 'u': case 'd': case 'A':
+		case 'K': case 'N': case 'R': case 'w': case 'I':
+		case 'h': case 'M': case 'L': case 'F':
+			return finish(&o, not_here(c));
+		/* On extraction tar neither reads nor writes the snapshot
+		 * file: -g FILE restores as -G does. */
+		case 'g': case 'G': o.flags |= CLI_INCREMENTAL; break;
+		case 'V': o.label = optarg; break;
+		/* As tar when extracting: the blocking is read as it comes,
+		 * sparse files and formats are what the archive says, and
+		 * members come in archive order (-s). */
+		case 'b': case 'B': case 'H': case 'l': case 'n': case 'S':
+		case 'W': case 's': case LO_IGNORED: case LO_IGNORED_ARG:
+			break;
+		case 'o': o.flags &= ~CLI_SAME_OWNER; break;
+		case LO_BACKUP:
+			/* As tar: without CONTROL, $VERSION_CONTROL, then existing. */
+			if (!backup_control(optarg ? optarg : getenv("VERSION_CONTROL"), &o.backup)) {
+				cli_warn("--backup: invalid argument '%s' (valid: none, off, simple, never, existing, nil, numbered, t)",
+					 optarg ? optarg : getenv("VERSION_CONTROL"));
+				return finish(&o, EXIT_FATAL);
+			}
+			break;
+		case LO_SUFFIX: o.backup_suffix = optarg; break;
+		case LO_SHOW_TRANSFORMED: o.flags |= CLI_SHOW_TRANSFORMED; break;
 		case LO_REFUSED: return finish(&o, refused_option(long_options[opt_index].name));
-		case 'C': o.dest = optarg; break;
 		case 'f': o.archive = optarg; have_file = true; break;
 		case 't': o.flags |= CLI_LIST; break;
 		case 'x': break;
-		case 'v': o.flags |= CLI_VERBOSE; break;
+		case 'v':
+			/* -vv: tar's long listing. */
+			if (o.flags & CLI_VERBOSE)
+				o.flags |= CLI_LONG_LISTING;
+			o.flags |= CLI_VERBOSE;
+			break;
 		case 'k': o.flags |= CLI_KEEP_OLD; break;
 		case 'U': o.flags |= CLI_UNLINK; break;
 		case 'p': o.flags |= CLI_SAME_PERMS; break;
@@ -450,22 +746,45 @@ int main(int argc, char **argv)
 			return finish(&o, EXIT_FATAL);
 		}
 	}
-	/* -T and -X may come before --null on the line, as in tar. */
-	if (files_from && (n = tar_read_list(files_from, null, &o.includes, &owned)) < 0) {
-		cli_warn("cannot read the names in '%s': %s", files_from, strerror((int)-n));
+	/* As tar: -v turns on the verbose warnings a --warning did not
+	 * turn off. */
+	o.warnings = WARN_ALL & ~WARN_VERBOSE;
+	if (o.flags & CLI_VERBOSE)
+		o.warnings |= WARN_VERBOSE;
+	o.warnings = (o.warnings & ~warn_clear) | warn_set;
+	/* After "--", the rest are operands. */
+	for (int i = optind; i < argc; i++) {
+		nw = realloc(words, (nwords + 1) * sizeof(*nw));
+		if (!nw)
+			return finish(&o, EXIT_FATAL);
+		words = nw;
+		words[nwords++] = (struct word){ W_NAME, argv[i] };
+	}
+	/* Without -f, wherever it stands, the first operand is the archive. */
+	for (size_t i = 0; !have_file && i < nwords; i++) {
+		if (words[i].kind != W_NAME)
+			continue;
+		o.archive = words[i].s;
+		have_file = true;
+		memmove(&words[i], &words[i + 1], (nwords - i - 1) * sizeof(*words));
+		nwords--;
+	}
+	/* As tar: with --backup an existing file is replaced once it is
+	 * kept aside, whatever -k, --skip-old-files or --keep-newer-files
+	 * say. */
+	if (o.backup != BACKUP_NONE)
+		o.flags &= ~(CLI_KEEP_OLD | CLI_SKIP_OLD | CLI_KEEP_NEWER);
+	if ((o.flags & CLI_INCREMENTAL) && (o.flags & CLI_DURABLE)) {
+		cli_warn("-G/-g with --durable is not supported: a directory record's deletions would meet the run's pending temporaries");
 		return finish(&o, EXIT_FATAL);
 	}
+	/* -T and -X may come before --null on the line, as in tar. */
+	status = place_members(&o, words, nwords, null);
+	if (status)
+		return finish(&o, status);
 	if (exclude_from && (n = tar_read_list(exclude_from, null, &o.excludes, &owned)) < 0) {
 		cli_warn("cannot read the patterns in '%s': %s", exclude_from, strerror((int)-n));
 		return finish(&o, EXIT_FATAL);
-	}
-	for (int i = optind; i < argc; i++) {
-		if (!have_file) {
-			o.archive = argv[i];
-			have_file = true;
-		} else if (!push(&o.includes, argv[i])) {
-			return finish(&o, EXIT_FATAL);
-		}
 	}
 	if (!o.archive && isatty(STDIN_FILENO) &&
 	    !(o.flags & (CLI_PRINT_RESOLVER | CLI_PRINT_SANDBOX))) {

@@ -13,10 +13,19 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include <archive.h>
+#include <fcntl.h>
+#include <spawn.h>
+
+extern char **environ;
+
 #include "cli.h"
 
-/* Old-style keys and whether each takes the next word as its argument. */
-static const char old_keys[] = "xtvkUpzjJaZmf:C:T:X:";
+/* Every key letter GNU tar takes in the old style ("tar xvf A"), a ':'
+ * after those that take the next word as their argument, in the order of
+ * its manual.  Those that mean nothing here are refused by main() with
+ * the reason; none is taken for an archive name. */
+static const char old_keys[] = "AcdrtuxabBC:f:F:g:GhH:iI:jJkK:lL:mMnN:oOpPRsST:UvV:wWX:zZ";
 
 static bool old_key(char c, bool *takes_arg)
 {
@@ -29,33 +38,119 @@ static bool old_key(char c, bool *takes_arg)
 }
 
 static char **old_style_argv;
+static char **env_argv;
 
 void tar_old_style_free(void)
 {
 	free(old_style_argv);
 	old_style_argv = NULL;
+	free(env_argv);
+	env_argv = NULL;
 }
 
-char **tar_old_style(int *argc, char **argv)
+/*
+ * Split S into words as a shell would without expansions: blanks
+ * separate, '...' keeps everything, "..." keeps all but \" and \\, a
+ * backslash outside quotes keeps the next character.  Words are written
+ * over S's copy in BUF; WORDS gets at most MAX of them.  Returns the count,
+ * or -1 for an unterminated quote.
+ */
+static int split_words(char *buf, char **words, int max)
+{
+	char *in = buf, *out = buf;
+	int n = 0;
+
+	for (;;) {
+		while (*in == ' ' || *in == '\t' || *in == '\n')
+			in++;
+		if (!*in)
+			return n;
+		if (n == max)
+			return -1;
+		words[n++] = out;
+		while (*in && *in != ' ' && *in != '\t' && *in != '\n') {
+			char q = *in;
+
+			if (q == '\'' || q == '"') {
+				in++;
+				while (*in && *in != q) {
+					if (q == '"' && *in == '\\' && (in[1] == '"' || in[1] == '\\'))
+						in++;
+					*out++ = *in++;
+				}
+				if (*in != q)
+					return -1;
+				in++;
+			} else if (q == '\\' && in[1]) {
+				in++;
+				*out++ = *in++;
+			} else {
+				*out++ = *in++;
+			}
+		}
+		if (*in)
+			in++;
+		*out++ = '\0';
+	}
+}
+
+char **tar_options_env(int *argc, char **argv, const char *env)
+{
+	size_t len = env ? strlen(env) : 0;
+	int max = (int)(len / 2 + 1), n;
+	char **nv, *buf;
+
+	if (!env || !*env)
+		return argv;
+	/* One block: the new vector, then the words' bytes. */
+	nv = calloc(1, ((size_t)*argc + (size_t)max + 1) * sizeof(*nv) + len + 1);
+	if (!nv)
+		return NULL;
+	buf = (char *)(nv + *argc + max + 1);
+	memcpy(buf, env, len + 1);
+	n = split_words(buf, nv + 1, max);
+	if (n < 0) {
+		free(nv);
+		return NULL;
+	}
+	/* As tar: its words come first, before the command line's. */
+	nv[0] = argv[0];
+	for (int i = 1; i < *argc; i++)
+		nv[n + i] = argv[i];
+	*argc += n;
+	free(env_argv);
+	env_argv = nv;
+	return nv;
+}
+
+char **tar_old_style(int *argc, char **argv, char *bad)
 {
 	const char *keys = *argc > 1 ? argv[1] : NULL;
-	bool arg, extract = false;
+	bool arg, command = false;
 	struct stat st;
 	char **nv;
 	int n = 1, next = 2;
 
-	/* tar xvf A: a first word of key letters with x or t in it.  It is
-	 * taken as keys only when no file has that name, since the first
-	 * word is also where an archive may stand. */
+	/* tar xvf A: a first word of letters with a command letter in it.
+	 * It is taken as keys only when no file has that name, since the
+	 * first word is also where an archive may stand; then a letter tar
+	 * does not know is an error, as in tar. */
+	*bad = '\0';
 	if (!keys || keys[0] == '-' || !keys[0] || stat(keys, &st) == 0)
 		return argv;
 	for (const char *p = keys; *p; p++) {
-		if (!old_key(*p, &arg))
+		if (!((*p >= 'a' && *p <= 'z') || (*p >= 'A' && *p <= 'Z')))
 			return argv;
-		extract |= *p == 'x' || *p == 't';
+		command |= strchr("Acdrtux", *p) != NULL;
 	}
-	if (!extract)
+	if (!command)
 		return argv;
+	for (const char *p = keys; *p; p++) {
+		if (!old_key(*p, &arg)) {
+			*bad = *p;
+			return NULL;
+		}
+	}
 	/* One block for the new vector and its "-k" words, freed by
 	 * tar_old_style_free() when main() is done with argv. */
 	nv = calloc(1, ((size_t)*argc + strlen(keys) + 1) * sizeof(*nv) + strlen(keys) * 3);
@@ -142,6 +237,7 @@ static const struct {
 	{ "lz4", { 0x04, 0x22, 0x4d, 0x18 }, 4 },
 	{ "compress", { 0x1f, 0x9d }, 2 },
 	{ "lzma", { 0x5d, 0x00, 0x00 }, 3 },
+	{ "lzop", { 0x89, 'L', 'Z', 'O', 0x00, 0x0d }, 6 },
 };
 
 const char *tar_compression_of(int fd)
@@ -161,6 +257,196 @@ const char *tar_compression_of(int fd)
 		if ((size_t)n >= magics[i].len && memcmp(head, magics[i].magic, magics[i].len) == 0)
 			return magics[i].name;
 	return "none";
+}
+
+/* GNU tar 1.34's --warning keywords (tar --warning=help lists them). */
+static const struct {
+	const char *name;
+	unsigned int bits;
+} warning_keywords[] = {
+	{ "all", WARN_ALL },
+	{ "alone-zero-block", WARN_ALONE_ZERO_BLOCK },
+	{ "bad-dumpdir", WARN_BAD_DUMPDIR },
+	{ "cachedir", WARN_CACHEDIR },
+	{ "contiguous-cast", WARN_CONTIGUOUS_CAST },
+	{ "file-changed", WARN_FILE_CHANGED },
+	{ "file-ignored", WARN_FILE_IGNORED },
+	{ "file-removed", WARN_FILE_REMOVED },
+	{ "file-shrank", WARN_FILE_SHRANK },
+	{ "file-unchanged", WARN_FILE_UNCHANGED },
+	{ "filename-with-nuls", WARN_FILENAME_WITH_NULS },
+	{ "ignore-archive", WARN_IGNORE_ARCHIVE },
+	{ "ignore-newer", WARN_IGNORE_NEWER },
+	{ "new-directory", WARN_NEW_DIRECTORY },
+	{ "rename-directory", WARN_RENAME_DIRECTORY },
+	{ "symlink-cast", WARN_SYMLINK_CAST },
+	{ "timestamp", WARN_TIMESTAMP },
+	{ "unknown-cast", WARN_UNKNOWN_CAST },
+	{ "unknown-keyword", WARN_UNKNOWN_KEYWORD },
+	{ "xdev", WARN_XDEV },
+	{ "decompress-program", WARN_DECOMPRESS_PROGRAM },
+	{ "existing-file", WARN_EXISTING_FILE },
+	{ "xattr-write", WARN_XATTR_WRITE },
+	{ "record-size", WARN_RECORD_SIZE },
+	{ "failed-read", WARN_FAILED_READ },
+	/* Later tars' keywords, so that their command lines run too. */
+	{ "missing-zero-blocks", WARN_MISSING_ZERO_BLOCKS },
+	{ "empty-transform", WARN_EMPTY_TRANSFORM },
+	{ "verbose", WARN_VERBOSE },
+};
+
+bool tar_warning(const char *keyword, unsigned int *set, unsigned int *clear)
+{
+	bool no = strncmp(keyword, "no-", 3) == 0;
+	const char *name = no ? keyword + 3 : keyword;
+
+	if (strcmp(keyword, "none") == 0) {
+		*set = 0;
+		*clear = WARN_ALL;
+		return true;
+	}
+	for (size_t i = 0; i < sizeof(warning_keywords) / sizeof(warning_keywords[0]); i++) {
+		if (strcmp(name, warning_keywords[i].name) != 0)
+			continue;
+		if (no) {
+			*set &= ~warning_keywords[i].bits;
+			*clear |= warning_keywords[i].bits;
+		} else {
+			*set |= warning_keywords[i].bits;
+			*clear &= ~warning_keywords[i].bits;
+		}
+		return true;
+	}
+	return false;
+}
+
+void tar_warning_keywords(void)
+{
+	fputs("valid keywords (each also as no-KEYWORD): none", stderr);
+	for (size_t i = 0; i < sizeof(warning_keywords) / sizeof(warning_keywords[0]); i++)
+		fprintf(stderr, ", %s", warning_keywords[i].name);
+	fputc('\n', stderr);
+}
+
+/* Does BLOCK's checksum field hold the sum of its bytes, the field
+ * itself counted as spaces? */
+static bool header_sum_ok(const char *block)
+{
+	unsigned long sum = 0, want;
+	char field[9], *end;
+
+	for (int i = 0; i < 512; i++)
+		sum += (i >= 148 && i < 156) ? ' ' : (unsigned char)block[i];
+	memcpy(field, block + 148, 8);
+	field[8] = '\0';
+	want = strtoul(field, &end, 8);
+	return end != field && want == sum;
+}
+
+int tar_volume_label(int fd, char *label, size_t cap)
+{
+	char self[64], block[512];
+	struct archive *a;
+	struct archive_entry *ae;
+	struct stat st;
+	size_t got = 0;
+	ssize_t n;
+	int rfd, r = 0;
+
+	/* A pipe cannot be looked at without taking bytes from the run. */
+	if (fstat(fd, &st) < 0 || !S_ISREG(st.st_mode))
+		return -ESPIPE;
+	/* The same file through a descriptor of its own: FD's offset is
+	 * the run's.  Compressions are decoded in the process only: no
+	 * program is started for a label. */
+	snprintf(self, sizeof(self), "/proc/self/fd/%d", fd);
+	rfd = open(self, O_RDONLY | O_CLOEXEC | O_NOCTTY);
+	if (rfd < 0)
+		return -errno;
+	a = archive_read_new();
+	if (!a) {
+		close(rfd);
+		return -ENOMEM;
+	}
+	archive_read_support_filter_gzip(a);
+	archive_read_support_filter_bzip2(a);
+	archive_read_support_filter_xz(a);
+	archive_read_support_filter_lzma(a);
+	archive_read_support_filter_zstd(a);
+	archive_read_support_filter_compress(a);
+	archive_read_support_format_raw(a);
+	if (archive_read_open_fd(a, rfd, 10240) != ARCHIVE_OK ||
+	    archive_read_next_header(a, &ae) != ARCHIVE_OK) {
+		r = -EIO;
+		goto out;
+	}
+	while (got < sizeof(block) &&
+	       (n = archive_read_data(a, block + got, sizeof(block) - got)) > 0)
+		got += (size_t)n;
+	/* GNU tar's volume header: the first block, type 'V', the label
+	 * in the name field; a tar header by its checksum (tar writes no
+	 * magic there). */
+	if (got == sizeof(block) && block[156] == 'V' && header_sum_ok(block)) {
+		snprintf(label, cap, "%.*s", 100, block);
+		r = 1;
+	}
+out:
+	archive_read_free(a);
+	close(rfd);
+	return r;
+}
+
+/* The compressions libarchive decodes only with an external program,
+ * and the program that decodes each from stdin to stdout. */
+static const struct {
+	const char *name;
+	const char *const argv[4];
+} programs[] = {
+	{ "lzop", { "lzop", "-dc", NULL } },
+};
+
+int tar_start_decoder(int *fd, pid_t *pid)
+{
+	const char *found = tar_compression_of(*fd);
+	posix_spawn_file_actions_t fa;
+	int p[2], r;
+
+	*pid = -1;
+	for (size_t i = 0; found && i < sizeof(programs) / sizeof(programs[0]); i++) {
+		if (strcmp(found, programs[i].name) != 0)
+			continue;
+		if (pipe2(p, O_CLOEXEC) < 0)
+			return -errno;
+		/* The child gets the archive as stdin and the pipe as
+		 * stdout; every other fd of ours is O_CLOEXEC. */
+		if ((r = posix_spawn_file_actions_init(&fa)) != 0) {
+			close(p[0]);
+			close(p[1]);
+			return -r;
+		}
+		posix_spawn_file_actions_adddup2(&fa, *fd, STDIN_FILENO);
+		posix_spawn_file_actions_adddup2(&fa, p[1], STDOUT_FILENO);
+		/* Its words would reach the terminal unescaped and without
+		 * our name: the caller says how it ended instead. */
+		posix_spawn_file_actions_addopen(&fa, STDERR_FILENO, "/dev/null", O_WRONLY, 0);
+		r = posix_spawnp(pid, programs[i].argv[0], &fa, NULL,
+				 (char *const *)programs[i].argv, environ);
+		posix_spawn_file_actions_destroy(&fa);
+		close(p[1]);
+		if (r != 0) {
+			close(p[0]);
+			*pid = -1;
+			return -r;
+		}
+		*fd = p[0];
+		return 1;
+	}
+	return 0;
+}
+
+const char *tar_decoder_name(void)
+{
+	return programs[0].argv[0];
 }
 
 char *tar_top_level_name(const char *archive)

@@ -13,6 +13,7 @@
 
 #include "internal.h"
 #include "names.h"
+#include "remove.h"
 
 #define SE_ROOT_FLAGS (SE_IN_ROOT | SE_CROSS_MOUNTS | SE_REQUIRE_KERNEL | SE_KEEP_DIR_SYMLINKS | \
 		       SE_BACKEND_AT | SE_BACKEND_OPENAT2 | SE_BACKEND_WALK)
@@ -187,6 +188,19 @@ SE_EXPORT int se_root_renameat(se_root *root, const char *from, const char *to,
 	close(dfrom);
 	close(dto);
 	return r;
+}
+
+SE_EXPORT int se_root_remove_tree(se_root *root, const char *path, unsigned int flags)
+{
+	char clean[SE_PATH_MAX];
+	int r = clean_path(path, clean);
+
+	if (r < 0)
+		return r;
+	/* The root itself is never removed. */
+	if (!clean[0] || flags)
+		return -EINVAL;
+	return remove_tree(&root->rs, clean);
 }
 
 SE_EXPORT void se_root_close(se_root *root)

@@ -156,6 +156,34 @@ static bool xattr_wanted(const struct policy *run, const char *name,
 	return true;
 }
 
+/*
+ * GNU tar writes an xattr name into its pax keyword SCHILY.xattr.NAME
+ * with '%' and '=' as %25 and %3D (an '=' would end the keyword), and
+ * libarchive hands the name over as written: "user.a%3Db" is user.a=b.
+ * Only those two are decoded, as tar's reader does; any other '%' stays.
+ * False when NAME does not fit OUT.
+ */
+static bool xattr_name_decode(const char *name, char *out, size_t cap)
+{
+	size_t o = 0;
+
+	for (const char *p = name; *p; p++) {
+		char c = *p;
+
+		if (p[0] == '%' && p[1] == '2' && p[2] == '5') {
+			c = '%';
+			p += 2;
+		} else if (p[0] == '%' && p[1] == '3' && (p[2] == 'D' || p[2] == 'd')) {
+			c = '=';
+			p += 2;
+		}
+		if (o + 1 >= cap)
+			return false;
+		out[o++] = c;
+	}
+	out[o] = '\0';
+	return true;
+}
 
 struct attr_blob *entry_attrs(const struct policy *run, struct archive_entry *e,
 				     const struct owner_plan *own)
@@ -168,11 +196,16 @@ struct attr_blob *entry_attrs(const struct policy *run, struct archive_entry *e,
 	if (run->opts & SE_OPT_XATTRS) {
 		archive_entry_xattr_reset(e);
 		while (archive_entry_xattr_next(e, &name, &value, &size) == ARCHIVE_OK) {
-			/* ACLs come through --acls, in the format checked above. */
-			if (strncmp(name, "system.posix_acl_", 17) == 0)
+			/* XATTR_NAME_MAX is 255: a longer name is no name. */
+			char decoded[256];
+
+			if (!xattr_name_decode(name, decoded, sizeof(decoded)))
 				continue;
-			if (xattr_wanted(run, name, own))
-				attr_add(&list, name, value, size);
+			/* ACLs come through --acls, in the format checked above. */
+			if (strncmp(decoded, "system.posix_acl_", 17) == 0)
+				continue;
+			if (xattr_wanted(run, decoded, own))
+				attr_add(&list, decoded, value, size);
 		}
 	}
 	if (run->opts & SE_OPT_ACLS) {

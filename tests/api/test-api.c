@@ -668,6 +668,77 @@ static void scoped_file_operations(void)
 	se_root_close(root);
 }
 
+/* A file in SCRATCH outside the root, and whether it is still there. */
+static bool outside_file(const char *name, bool make)
+{
+	char p[700];
+	struct stat st;
+	int fd;
+
+	snprintf(p, sizeof(p), "%s/%s", outside, name);
+	if (make) {
+		fd = open(p, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
+		if (fd < 0)
+			abort();
+		close(fd);
+	}
+	return lstat(p, &st) == 0;
+}
+
+/*
+ * se_root_remove_tree: what GNU tar's incremental restore deletes, fd by
+ * fd.  The tree in DEST:
+ *
+ *   etc/x, etc/y          files (from simple)
+ *   gone/a/b/c            a deep tree to remove
+ *   gone/link -> OUTSIDE  a symlink to a directory outside, with a file
+ *   up -> ../../../..     the planted link of simple_root_with_planted_link
+ *
+ * The cases: a tree removed whole; a symlink in it removed as itself
+ * (OUTSIDE's file stays); a path through a symlink refused; the root
+ * itself, '..' and flags refused; a missing name is 0.
+ */
+static void remove_tree_stays_inside(void)
+{
+	char p[700];
+	se_root *root;
+	int fd;
+
+	root = simple_root_with_planted_link();
+	snprintf(p, sizeof(p), "mkdir -p '%s/gone/a/b/c' && echo z >'%s/gone/a/b/c/z' && "
+		 "ln -s '%s' '%s/gone/link'", dest, dest, outside, dest);
+	if (system(p) != 0)
+		abort();
+	outside_file("keep", true);
+	tap_ok(se_root_remove_tree(root, "up/keep", 0) == -ELOOP && outside_file("keep", false),
+	       "se_root_remove_tree through a planted symlink: -ELOOP, nothing outside removed");
+	tap_ok(se_root_remove_tree(root, "gone", 0) == 0 && !exists("gone") &&
+	       outside_file("keep", false),
+	       "se_root_remove_tree: a tree with a symlink to a directory outside removed; the link removed as itself");
+	tap_ok(se_root_remove_tree(root, "up", 0) == 0 && !exists("up") && exists("etc/x"),
+	       "se_root_remove_tree of a symlink: the link itself, never its target");
+	tap_ok(se_root_remove_tree(root, "", 0) == -EINVAL &&
+	       se_root_remove_tree(root, ".", 0) == -EINVAL &&
+	       se_root_remove_tree(root, "etc/..", 0) == -EINVAL && exists("etc/x"),
+	       "se_root_remove_tree of the root itself: -EINVAL, nothing removed");
+	tap_ok(se_root_remove_tree(root, "../outside", 0) == -EINVAL && outside_file("keep", false),
+	       "se_root_remove_tree of ../outside: -EINVAL");
+	tap_ok(se_root_remove_tree(root, "etc", 1) == -EINVAL && exists("etc/x"),
+	       "se_root_remove_tree with unknown flags: -EINVAL");
+	tap_ok(se_root_remove_tree(root, "nosuch/x", 0) == 0 && se_root_remove_tree(root, "nosuch", 0) == 0,
+	       "se_root_remove_tree of a missing name: 0");
+	fd = se_root_openat(root, "etc", O_RDONLY | O_DIRECTORY, 0);
+	tap_ok(se_root_remove_tree(root, "etc", 0) == 0 && !exists("etc") && fd >= 0,
+	       "se_root_remove_tree: a directory with files");
+	if (fd >= 0)
+		close(fd);
+	se_root_close(root);
+	/* The witness goes, so that the last check (nothing ever appeared
+	 * in outside/) is about the library alone. */
+	snprintf(p, sizeof(p), "%s/keep", outside);
+	unlink(p);
+}
+
 static void free_without_finish_leaves_no_temporary(void)
 {
 	struct job j;
@@ -1254,6 +1325,7 @@ static void (*const cases[])(void) = {
 	free_without_finish_leaves_no_temporary,
 	same_perms_exact_under_a_process_umask,
 	scoped_file_operations,
+	remove_tree_stays_inside,
 	root_lstat_is_scoped,
 	in_root_owner_names_map_through_the_roots_passwd,
 	owner_lookup_callback_decides,

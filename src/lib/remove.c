@@ -1,0 +1,150 @@
+/*
+ * remove.c - removing a tree inside the root, fd by fd.
+ *
+ * A name is never looked up again from the root once its parent is open:
+ * each directory below PATH is opened from its parent's fd, one
+ * component, with O_NOFOLLOW | O_DIRECTORY, and checked to be on the
+ * parent's mount, so a symlink or a directory swapped for one in the
+ * meantime is never followed (CVE-2022-21658, std::fs::remove_dir_all's
+ * race, is this shape), and a mount below DEST is never emptied.
+ */
+#include "config.h"
+
+#include <dirent.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <sys/syscall.h>
+#include <unistd.h>
+
+#include "compat.h"
+#include "remove.h"
+
+/* Deeper than PATH_MAX allows a name to be: a loop, or an attack. */
+#define REMOVE_DEPTH_MAX 4096
+
+/*
+ * LEAF, a directory in PARENT, opened to be read, never followed, never
+ * on another mount than DEV.  An fd or -errno (-EXDEV: a mount point).
+ */
+static int open_child_dir(int parent, const char *leaf, dev_t dev)
+{
+	struct open_how how = {
+		.flags = O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC,
+		.resolve = RESOLVE_BENEATH | RESOLVE_NO_SYMLINKS | RESOLVE_NO_XDEV |
+			   RESOLVE_NO_MAGICLINKS,
+	};
+	struct stat st;
+	int fd;
+
+	/* openat2's RESOLVE_NO_XDEV sees a bind mount of the same file
+	 * system, which st_dev does not. */
+	fd = (int)syscall(SYS_openat2, parent, leaf, &how, sizeof(how));
+	if (fd < 0 && (errno == ENOSYS || errno == EPERM || errno == E2BIG))
+		fd = openat(parent, leaf, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+	if (fd < 0)
+		return errno == ELOOP || errno == ENOTDIR ? -ENOTDIR : -errno;
+	if (fstat(fd, &st) < 0 || st.st_dev != dev) {
+		close(fd);
+		return -EXDEV;
+	}
+	return fd;
+}
+
+static int remove_at(int parent, const char *leaf, dev_t dev, unsigned int depth);
+
+/* Every name in directory FD (on DEV), removed; the first error. */
+static int empty_dir(int fd, dev_t dev, unsigned int depth)
+{
+	char **names = NULL;
+	size_t n = 0;
+	struct dirent *d;
+	int dfd, r = 0;
+	DIR *dp;
+
+	/* The names first, then the removals: a directory changed while
+	 * it is read may skip names. */
+	dfd = openat(fd, ".", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+	if (dfd < 0)
+		return -errno;
+	dp = fdopendir(dfd);
+	if (!dp) {
+		close(dfd);
+		return -errno;
+	}
+	while ((d = readdir(dp))) {
+		char **nv;
+
+		if (strcmp(d->d_name, ".") == 0 || strcmp(d->d_name, "..") == 0)
+			continue;
+		nv = realloc(names, (n + 1) * sizeof(*nv));
+		if (!nv || !(nv[n] = strdup(d->d_name))) {
+			if (nv)
+				names = nv;
+			r = -ENOMEM;
+			break;
+		}
+		names = nv;
+		n++;
+	}
+	closedir(dp);
+	for (size_t i = 0; i < n; i++) {
+		int e = remove_at(fd, names[i], dev, depth);
+
+		if (e < 0 && !r)
+			r = e;
+		free(names[i]);
+	}
+	free(names);
+	return r;
+}
+
+static int remove_at(int parent, const char *leaf, dev_t dev, unsigned int depth)
+{
+	struct stat st;
+	int fd, r;
+
+	if (fstatat(parent, leaf, &st, AT_SYMLINK_NOFOLLOW) < 0)
+		return errno == ENOENT ? 0 : -errno;
+	if (!S_ISDIR(st.st_mode))
+		return unlinkat(parent, leaf, 0) < 0 && errno != ENOENT ? -errno : 0;
+	if (depth >= REMOVE_DEPTH_MAX)
+		return -ELOOP;
+	fd = open_child_dir(parent, leaf, dev);
+	if (fd == -ENOTDIR)
+		/* Swapped for a non-directory since: remove that, as itself. */
+		return unlinkat(parent, leaf, 0) < 0 && errno != ENOENT ? -errno : 0;
+	if (fd < 0)
+		return fd;
+	r = empty_dir(fd, dev, depth + 1);
+	close(fd);
+	if (r < 0)
+		return r;
+	return unlinkat(parent, leaf, AT_REMOVEDIR) < 0 && errno != ENOENT ? -errno : 0;
+}
+
+int remove_tree(struct resolver *r, const char *path)
+{
+	const char *leaf;
+	struct stat st;
+	int parent, ret;
+
+	if (!path[0])
+		return -EINVAL;
+	parent = rs_open_parent(r, path, false, 0, &leaf);
+	if (parent == -ENOENT)
+		return 0;	/* nothing there to remove */
+	if (parent < 0)
+		return parent;
+	if (!leaf[0] || strcmp(leaf, ".") == 0 || strcmp(leaf, "..") == 0) {
+		close(parent);
+		return -EINVAL;
+	}
+	/* The parent is an O_PATH fd: fstat works on it, and *at calls
+	 * take it as their directory. */
+	ret = fstat(parent, &st) < 0 ? -errno : remove_at(parent, leaf, st.st_dev, 0);
+	close(parent);
+	return ret;
+}
