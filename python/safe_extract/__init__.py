@@ -600,7 +600,8 @@ def extract(source, dest, *, in_root=False, durable=False, keep_old=False,
     jobs       threads for decoding and writing (1 to 64); None: one
     same_owner restore owners; None: when running as root (as tar)
     numeric_owner  owners by number, never by name
-    on_entry   called with an Entry (action None) before each entry;
+    on_entry   called with an Entry (action None, path the name as the
+               archive has it, not yet cleaned) before each entry;
                returns None (go on), SKIP, or a new name, which is
                checked as any archive name ('../x' is refused).  An
                exception raised there stops the run and propagates;

@@ -70,27 +70,80 @@ def write_tar(path, members, **kw):
     return str(path)
 
 
+_BLOCK = 1 << 16
+
+
+def content_digest(fd, size):
+    """SHA-256 of a file's logical content, holes read as zeros, in time
+    and memory that follow its data rather than its size: the corpus has
+    1 TiB sparse files.  Each 64 KiB block that holds data (SEEK_DATA) and
+    is not all zeros is hashed with its offset, so two files with the same
+    bytes have the same digest whatever their hole layout."""
+    h = hashlib.sha256(b"%d:" % size)
+    zero = bytes(_BLOCK)
+    done = -1       # the last block hashed
+    off = 0
+    while off < size:
+        try:
+            data = os.lseek(fd, off, os.SEEK_DATA)
+            hole = os.lseek(fd, data, os.SEEK_HOLE)
+        except OSError:     # ENXIO: no data past OFF
+            break
+        block = data // _BLOCK
+        while block * _BLOCK < hole:
+            if block > done:
+                chunk = os.pread(fd, _BLOCK, block * _BLOCK)
+                if chunk != zero[:len(chunk)]:
+                    h.update(b"%d:" % block + chunk)
+                done = block
+            block += 1
+        off = hole
+    return h.hexdigest()
+
+
 def tree(top, mtime=True, owner=True):
     """What TOP holds, as a sorted list of tuples: relative path, type,
     mode, owner, size, SHA-256 of contents, link target, mtime (not for
-    directories, whose mtime changes as they fill)."""
+    directories, whose mtime changes as they fill).
+
+    Walked with directory fds and no recursion, so that trees deeper than
+    PATH_MAX or than Python's recursion limit (the corpus has both) are
+    read; a directory's fd is closed once its last child is opened, so a
+    deep chain holds two fds at a time."""
     out = []
-    for dirpath, dirnames, filenames in os.walk(top):
-        for n in sorted(dirnames + filenames):
-            p = os.path.join(dirpath, n)
-            st = os.lstat(p)
-            rel = os.path.relpath(p, top)
-            row = [rel, stat.S_IFMT(st.st_mode), stat.S_IMODE(st.st_mode)]
-            if owner:
-                row += [st.st_uid, st.st_gid]
-            if stat.S_ISREG(st.st_mode):
-                with open(p, "rb") as f:
-                    row += [st.st_size, hashlib.sha256(f.read()).hexdigest()]
-            elif stat.S_ISLNK(st.st_mode):
-                row += [os.readlink(p)]
-            if mtime and not stat.S_ISDIR(st.st_mode):
-                row += [st.st_mtime_ns]
-            out.append(tuple(row))
+    flags = os.O_RDONLY | os.O_NOFOLLOW | os.O_CLOEXEC
+    fd = os.open(top, flags | os.O_DIRECTORY)
+    stack = [[fd, "", sorted(os.listdir(fd), reverse=True)]]
+    while stack:
+        frame = stack[-1]
+        dfd, drel, names = frame
+        if not names:
+            os.close(dfd)
+            stack.pop()
+            continue
+        n = names.pop()
+        rel = os.path.join(drel, n)
+        st = os.lstat(n, dir_fd=dfd)
+        row = [rel, stat.S_IFMT(st.st_mode), stat.S_IMODE(st.st_mode)]
+        if owner:
+            row += [st.st_uid, st.st_gid]
+        if stat.S_ISREG(st.st_mode):
+            ffd = os.open(n, flags, dir_fd=dfd)
+            try:
+                row += [st.st_size, content_digest(ffd, st.st_size)]
+            finally:
+                os.close(ffd)
+        elif stat.S_ISLNK(st.st_mode):
+            row += [os.readlink(n, dir_fd=dfd)]
+        if mtime and not stat.S_ISDIR(st.st_mode):
+            row += [st.st_mtime_ns]
+        out.append(tuple(row))
+        if stat.S_ISDIR(st.st_mode):
+            cfd = os.open(n, flags | os.O_DIRECTORY, dir_fd=dfd)
+            if not names:
+                os.close(dfd)
+                stack.pop()
+            stack.append([cfd, rel, sorted(os.listdir(cfd), reverse=True)])
     return sorted(out)
 
 
@@ -110,10 +163,12 @@ def open_fds():
 class Sandbox:
     """TOP/l1/l2/s/{dest,outside/victim,flag}: DEST four levels down, so
     that links climbing out of it land inside TOP, where snapshot() sees
-    every change outside DEST."""
+    every change outside DEST.  The test's archives go in ARCHIVES, a
+    directory beside TOP (archive()), so that writing one is no change."""
 
-    def __init__(self, top):
+    def __init__(self, top, archives):
         self.top = str(top)
+        self.archives = str(archives)
         self.s = os.path.join(self.top, "l1", "l2", "s")
         self.dest = os.path.join(self.s, "dest")
         self.outside = os.path.join(self.s, "outside")
@@ -124,6 +179,10 @@ class Sandbox:
         with open(os.path.join(self.s, "flag"), "w") as f:
             f.write("flag\n")
         self.before = self.snapshot()
+
+    def archive(self, name):
+        """Where the test writes the archive NAME: outside TOP."""
+        return os.path.join(self.archives, name)
 
     def snapshot(self):
         return [row for row in tree(self.top)
@@ -138,7 +197,9 @@ class Sandbox:
 
 @pytest.fixture
 def sandbox(tmp_path):
-    return Sandbox(tmp_path)
+    (tmp_path / "top").mkdir()
+    (tmp_path / "archives").mkdir()
+    return Sandbox(tmp_path / "top", tmp_path / "archives")
 
 
 @pytest.fixture

@@ -28,12 +28,16 @@ run_pytest() {
 		exit 1
 	fi
 	tap=$(mktemp "${TMPDIR:-/tmp}/se-pytest.XXXXXX") || exit 1
+	# pytest's own clean-up recurses and fails on the corpus's trees
+	# deeper than its recursion limit: rm -rf removes the base instead.
+	base=$(mktemp -d "${TMPDIR:-/tmp}/se-pytest-tmp.XXXXXX") || exit 1
 	# No .pyc or .pytest_cache in the source tree (it may be read-only).
 	SAFE_EXTRACT_LIBRARY=$lib SE_TAP_FD=9 PYTHONDONTWRITEBYTECODE=1 \
 	PYTHONPATH=$top_srcdir/python:$top_srcdir/python/tests${PYTHONPATH:+:$PYTHONPATH} \
 		"$PY" -m pytest -p no:cacheprovider -p se_tap -rs \
-		--rootdir="$top_srcdir/python/tests" "$@" 9>"$tap" >&2
+		--rootdir="$top_srcdir/python/tests" --basetemp="$base/t" "$@" 9>"$tap" >&2
 	rc=$?
+	rm -rf "$base"
 	cat "$tap"
 	n=$(grep -c '^\(not \)\{0,1\}ok' "$tap")
 	rm -f "$tap"
