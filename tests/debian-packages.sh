@@ -80,7 +80,7 @@ sed 's/^/   /' "$WORK/lintian.log"
 echo "   lintian: $(grep -c '^E:' "$WORK/lintian.log") errors, $(grep -c '^W:' "$WORK/lintian.log") warnings"
 [ "$lint_rc" = 0 ] || fail "lintian reports errors"
 
-step "dpkg --root $WORK/root -i"
+step "dpkg --root $WORK/root --unpack"
 ROOT=$WORK/root
 mkdir -p "$ROOT/var/lib/dpkg/info" "$ROOT/var/lib/dpkg/updates" \
 	"$ROOT/var/lib/dpkg/triggers" "$ROOT/tmp"
@@ -88,9 +88,12 @@ mkdir -p "$ROOT/var/lib/dpkg/info" "$ROOT/var/lib/dpkg/updates" \
 : >"$ROOT/var/lib/dpkg/available"
 # The root holds only these packages: their dependencies (libc6,
 # libarchive13, mount) are the host's, which the programs run with.
-dpkg --root="$ROOT" --force-depends --log=/dev/null -i "$@" \
-	>"$WORK/dpkg.log" 2>&1 || { cat "$WORK/dpkg.log"; fail "dpkg -i"; }
-dpkg --root="$ROOT" -l | sed -n 's/^ii  /   /p'
+# Unpacked, not configured: dpkg runs maintainer scripts chrooted into
+# the root, which has no shell, and python3-safe-extract's postinst
+# (dh_python3's py3compile, byte-compiling only) cannot run there.
+dpkg --root="$ROOT" --force-depends --log=/dev/null --unpack "$@" \
+	>"$WORK/dpkg.log" 2>&1 || { cat "$WORK/dpkg.log"; fail "dpkg --unpack"; }
+dpkg --root="$ROOT" -l | sed -n 's/^[ie][iU]  /   /p'
 
 soname=$(objdump -p "$ROOT/usr/lib/$MA/libsafe-extract.so.0" 2>/dev/null |
 	awk '$1 == "SONAME" { print $2 }')
