@@ -7,12 +7,13 @@
 # a temporary directory, builds it with dpkg-buildpackage -us -uc -b
 # (DEB_BUILD_OPTIONS=nocheck: make check runs elsewhere; noddebs;
 # DPKG_GENSYMBOLS_CHECK_LEVEL=4: debian/libsafe-extract0.symbols must match
-# the library exactly), runs lintian (no errors allowed), installs the four
+# the library exactly), runs lintian (no errors allowed), installs the five
 # packages into a scratch root with dpkg --root (no network, nothing of the
 # host's dpkg database touched), checks the SONAME, and runs the
 # autopkgtests of debian/tests/ against that root: the hostile corpus
 # through the installed safe-extract-corpus and safe-extract, and a program
-# built with the installed header and pkg-config file.
+# built with the installed header and pkg-config file, and the Python
+# binding imported from the root's dist-packages.
 #
 # The last line says ok or FAIL; the exit status is 0 or 1 (2: could not
 # start).  KEEP=1 keeps the temporary directory.
@@ -66,7 +67,7 @@ if ! (cd "$WORK/src" &&
 	fail "the package build (log above; debian/libsafe-extract0.symbols out of date? see debian/README.source)"
 fi
 set -- "$WORK"/*.deb
-[ $# = 4 ] || fail "expected 4 packages, got $#: $*"
+[ $# = 5 ] || fail "expected 5 packages, got $#: $*"
 for deb in "$@"; do
 	echo "   ${deb##*/} $(stat -c %s "$deb") bytes"
 done
@@ -79,7 +80,7 @@ sed 's/^/   /' "$WORK/lintian.log"
 echo "   lintian: $(grep -c '^E:' "$WORK/lintian.log") errors, $(grep -c '^W:' "$WORK/lintian.log") warnings"
 [ "$lint_rc" = 0 ] || fail "lintian reports errors"
 
-step "dpkg --root $WORK/root -i"
+step "dpkg --root $WORK/root --unpack"
 ROOT=$WORK/root
 mkdir -p "$ROOT/var/lib/dpkg/info" "$ROOT/var/lib/dpkg/updates" \
 	"$ROOT/var/lib/dpkg/triggers" "$ROOT/tmp"
@@ -87,9 +88,12 @@ mkdir -p "$ROOT/var/lib/dpkg/info" "$ROOT/var/lib/dpkg/updates" \
 : >"$ROOT/var/lib/dpkg/available"
 # The root holds only these packages: their dependencies (libc6,
 # libarchive13, mount) are the host's, which the programs run with.
-dpkg --root="$ROOT" --force-depends --log=/dev/null -i "$@" \
-	>"$WORK/dpkg.log" 2>&1 || { cat "$WORK/dpkg.log"; fail "dpkg -i"; }
-dpkg --root="$ROOT" -l | sed -n 's/^ii  /   /p'
+# Unpacked, not configured: dpkg runs maintainer scripts chrooted into
+# the root, which has no shell, and python3-safe-extract's postinst
+# (dh_python3's py3compile, byte-compiling only) cannot run there.
+dpkg --root="$ROOT" --force-depends --log=/dev/null --unpack "$@" \
+	>"$WORK/dpkg.log" 2>&1 || { cat "$WORK/dpkg.log"; fail "dpkg --unpack"; }
+dpkg --root="$ROOT" -l | sed -n 's/^[ie][iU]  /   /p'
 
 soname=$(objdump -p "$ROOT/usr/lib/$MA/libsafe-extract.so.0" 2>/dev/null |
 	awk '$1 == "SONAME" { print $2 }')
@@ -127,4 +131,14 @@ if ! PKG_CONFIG_SYSROOT_DIR=$ROOT \
 fi
 sed 's/^/   /' "$WORK/library.log"
 
-echo "debian-packages: ok: 4 packages built from $REV, lintian clean of errors, corpus and library tests passed from a scratch root in $(($(date +%s) - start)) s"
+step "autopkgtest python (debian/tests/python) from the scratch root"
+if ! PYTHONPATH="$ROOT/usr/lib/python3/dist-packages" \
+	SE_EXPECT_PACKAGE_DIR="$ROOT/usr/lib/python3/dist-packages" \
+	SAFE_EXTRACT_LIBRARY="$ROOT/usr/lib/$MA/libsafe-extract.so.0" TMPDIR="$WORK" \
+	sh "$WORK/src/debian/tests/python" >"$WORK/python.log" 2>&1; then
+	cat "$WORK/python.log"
+	fail "import safe_extract from the installed python3-safe-extract"
+fi
+sed 's/^/   /' "$WORK/python.log"
+
+echo "debian-packages: ok: 5 packages built from $REV, lintian clean of errors, corpus, library and python tests passed from a scratch root in $(($(date +%s) - start)) s"
