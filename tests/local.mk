@@ -112,3 +112,13 @@ TAR_FIDELITY_TESTS = \
 	tests/lzop-sandbox.test
 TESTS += $(TAR_FIDELITY_TESTS)
 EXTRA_DIST += $(TAR_FIDELITY_TESTS)
+
+# A full queue of records, made exactly: tests/helpers/hold-write.so holds
+# one file's write in a writer thread (LD_PRELOAD), so nothing behind it
+# can be collected while the run's thread reads on.
+check_LTLIBRARIES = tests/helpers/hold-write.la
+tests_helpers_hold_write_la_SOURCES = tests/helpers/hold-write.c
+tests_helpers_hold_write_la_LDFLAGS = -module -avoid-version -shared -rpath /nowhere
+tests_helpers_hold_write_la_LIBADD = -ldl
+TESTS += tests/writer-queue.test
+EXTRA_DIST += tests/writer-queue.test

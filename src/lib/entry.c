@@ -256,7 +256,7 @@ static void report_in_turn(struct pipeline *pl, struct outcome o, const char *pa
 	struct record *r;
 
 	entry_meta_of(p, &meta);
-	if (!busy(pl) || o.fatal || !pool_has_room(pl->pool, 0, false)) {
+	if (!busy(pl) || o.fatal || !pool_has_room(pl->pool, 1, 0, false)) {
 		if (busy(pl) && !pipe_collect(pl, true))
 			return;
 		report(pl, p->name, path, p->type, o, res->bytes,
@@ -452,14 +452,15 @@ static struct outcome file_here(struct pipeline *pl, int dirfd, const char *leaf
 	return merge(o, meta);
 }
 
-/* Make room in the queue: commit the oldest records.  False when that
- * stopped the run. */
-static bool make_room(struct pipeline *pl, size_t bytes, bool holds_fds)
+/* Make room in the queue for RECORDS records, the first with BYTES:
+ * commit the oldest records.  False when that stopped the run. */
+static bool make_room(struct pipeline *pl, unsigned int records, size_t bytes,
+		      bool holds_fds)
 {
-	while (!pl->fatal && !pool_has_room(pl->pool, bytes, holds_fds))
+	while (!pl->fatal && !pool_has_room(pl->pool, records, bytes, holds_fds))
 		if (!collect_one(pl, true))
 			break;
-	return pipe_collect(pl, false) && pool_has_room(pl->pool, bytes, holds_fds);
+	return pipe_collect(pl, false) && pool_has_room(pl->pool, records, bytes, holds_fds);
 }
 
 /* The data of a large or sparse file, in chunks for the writers: each
@@ -492,7 +493,11 @@ static int chunk_put(struct sink *s, uint64_t off, const void *buf, size_t n)
 			c = NULL;
 		}
 		if (!c) {
-			if (!make_room(pl, POOL_CHUNK, false))
+			/* Room for the chunk and for the file's own record,
+			 * which comes behind its last chunk: without it the
+			 * chunks could take the last slot of a full queue
+			 * (tests/writer-queue.test). */
+			if (!make_room(pl, 2, POOL_CHUNK, false))
 				return ECANCELED;
 			c = calloc(1, sizeof(*c));
 			if (!c)
@@ -665,7 +670,7 @@ static struct outcome do_file(struct pipeline *pl, struct fill_result *res)
 		return o;
 	/* Room first: committing older records may change what the name
 	 * resolves to, as it would have in an in-order run. */
-	if (pool_get(pl) && !make_room(pl, buffered ? (size_t)p->size : 0, true)) {
+	if (pool_get(pl) && !make_room(pl, 1, buffered ? (size_t)p->size : 0, true)) {
 		if (pl->fatal)
 			return dropped();
 	}
@@ -676,7 +681,7 @@ static struct outcome do_file(struct pipeline *pl, struct fill_result *res)
 		close(dirfd);
 		return o;
 	}
-	if (pl->pool && pool_has_room(pl->pool, buffered ? (size_t)p->size : 0, true))
+	if (pl->pool && pool_has_room(pl->pool, 1, buffered ? (size_t)p->size : 0, true))
 		return file_pooled(pl, dirfd, leaf, res);
 	o = file_here(pl, dirfd, leaf, res);
 	close(dirfd);

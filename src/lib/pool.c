@@ -282,11 +282,12 @@ static size_t arena_fit(const struct pool *p, size_t bytes, size_t *take)
 	return (size_t)-1;
 }
 
-bool pool_has_room(const struct pool *p, size_t bytes, bool holds_fds)
+bool pool_has_room(const struct pool *p, unsigned int records, size_t bytes,
+		   bool holds_fds)
 {
 	size_t take;
 
-	if (p->count == POOL_RECORDS || (holds_fds && p->fd_jobs >= p->fd_max))
+	if (p->count + records > POOL_RECORDS || (holds_fds && p->fd_jobs >= p->fd_max))
 		return false;
 	return arena_fit(p, bytes, &take) != (size_t)-1;
 }

@@ -64,9 +64,11 @@ struct pool *pool_new(unsigned int threads, const struct tmpnames *tn,
 void pool_free(struct pool *p);
 
 unsigned int pool_count(const struct pool *p);
-/* Is there room for one more record with BYTES of data (HOLDS_FDS: a
- * file that keeps its directory's fd and its own until placed)? */
-bool pool_has_room(const struct pool *p, size_t bytes, bool holds_fds);
+/* Is there room for RECORDS more records, the first with BYTES of data
+ * (HOLDS_FDS: a file that keeps its directory's fd and its own until
+ * placed)? */
+bool pool_has_room(const struct pool *p, unsigned int records, size_t bytes,
+		   bool holds_fds);
 /* BYTES of the ring for J (pool_has_room() said yes). */
 unsigned char *pool_reserve(struct pool *p, struct job *j, size_t bytes);
 /* J, the last record reserved, will not be submitted: its room back. */
