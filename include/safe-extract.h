@@ -142,6 +142,25 @@ int se_root_renameat(se_root *root, const char *from, const char *to,
  */
 int se_root_remove_tree(se_root *root, const char *path, unsigned int flags);
 
+/*
+ * Finish or undo a --durable run on ROOT that was cut short (a kill, a
+ * power cut, a fatal error), from the journal it left in the root
+ * (.safe-extract-journal).  With the journal's commit on disk the run is
+ * rolled forward (its renames finished), without it rolled back (its
+ * temporaries and the objects it made removed, what it moved aside put
+ * back): the root holds the whole old tree or the whole new one, and no
+ * .safe-extract-* name.  Every run on a root does this first by itself.
+ * The journal is untrusted: one that is not this user's regular file or
+ * is malformed is refused and nothing changes; its names are resolved
+ * beneath the root without following a symlink.  Returns SE_RECOVER_NONE
+ * (no journal), SE_RECOVER_BACK or SE_RECOVER_FORWARD, or a negative
+ * errno with MSG (MSGLEN bytes; may be NULL) saying why.  Since 0.3.
+ */
+#define SE_RECOVER_NONE		0
+#define SE_RECOVER_BACK		1
+#define SE_RECOVER_FORWARD	2
+int se_root_recover(se_root *root, char *msg, size_t msglen);
+
 /* NULL is allowed.  A root must outlive every run made on it. */
 void se_root_close(se_root *root);
 

@@ -31,6 +31,8 @@ SE_INTEGRATION_TESTS = \
 	tests/fatal.test \
 	tests/signals.test \
 	tests/durable.test \
+	tests/journal-kill.test \
+	tests/journal-forged.test \
 	tests/concurrent-attack.test \
 	tests/equivalence.test \
 	tests/jobs.test \

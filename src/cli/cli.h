@@ -31,6 +31,7 @@
 #define CLI_NO_SANDBOX		(1u << 16)	/* --no-sandbox: a weakening */
 #define CLI_REQUIRE_SANDBOX	(1u << 17)	/* --require-sandbox */
 #define CLI_PRINT_SANDBOX	(1u << 18)	/* --print-sandbox */
+#define CLI_RECOVER		(1u << 30)	/* --recover */
 #define CLI_SKIP_OLD		(1u << 19)	/* --skip-old-files */
 #define CLI_TOUCH		(1u << 20)	/* -m, --touch */
 #define CLI_NO_OVERWRITE_DIR	(1u << 21)	/* --no-overwrite-dir */

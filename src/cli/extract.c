@@ -999,6 +999,25 @@ int cli_extract(const struct cli_options *o, struct cli_result *res)
 		se_root_close(root);
 		return status;
 	}
+	if (o->flags & CLI_RECOVER) {
+		char msg[512];
+		int how;
+
+		root = open_root(o);
+		if (!root)
+			return EXIT_FATAL;
+		how = se_root_recover(root, msg, sizeof(msg));
+		se_root_close(root);
+		if (how < 0) {
+			cli_warn("cannot recover: %s", msg);
+			return EXIT_FATAL;
+		}
+		if (how == SE_RECOVER_BACK)
+			cli_warn("an interrupted --durable run was rolled back (%s)", msg);
+		else if (how == SE_RECOVER_FORWARD)
+			cli_warn("an interrupted --durable run was finished (%s)", msg);
+		return EXIT_ALL_EXTRACTED;
+	}
 	if (o->flags & CLI_PRINT_RESOLVER) {
 		root = open_root(o);
 		if (!root)

@@ -41,6 +41,7 @@ enum long_option {
 	LO_EXCLUDE,
 	LO_REQUIRE_KERNEL,
 	LO_PRINT_RESOLVER,
+	LO_RECOVER,
 	LO_XATTRS_INCLUDE,
 	LO_XATTRS_EXCLUDE,
 	LO_FORMAT,
@@ -114,6 +115,7 @@ static const struct option long_options[] = {
 	{ "exclude", required_argument, NULL, LO_EXCLUDE },
 	{ "require-kernel-scoping", no_argument, NULL, LO_REQUIRE_KERNEL },
 	{ "print-resolver", no_argument, NULL, LO_PRINT_RESOLVER },
+	{ "recover", no_argument, NULL, LO_RECOVER },
 	{ "skip-old-files", no_argument, NULL, LO_SKIP_OLD },
 	{ "touch", no_argument, NULL, 'm' },
 	{ "files-from", required_argument, NULL, 'T' },
@@ -221,6 +223,7 @@ static void usage(FILE *f)
 "      --strip-components=N  drop N leading components of each name\n"
 "      --exclude=GLOB     skip names matching GLOB\n"
 "      --durable          crash-safe: write all, syncfs, rename all, syncfs\n"
+"      --recover          finish or undo an interrupted --durable run on -C DIR\n"
 "      --report=FILE      one JSON object per entry in FILE\n"
 "      --format=LIST      also read these formats (mtree, raw, empty, warc,\n"
 "                         all); the default is archive formats only\n"
@@ -746,6 +749,7 @@ int main(int argc, char **argv)
 			break;
 		case LO_REQUIRE_KERNEL: o.flags |= CLI_REQUIRE_KERNEL; break;
 		case LO_PRINT_RESOLVER: o.flags |= CLI_PRINT_RESOLVER; break;
+		case LO_RECOVER: o.flags |= CLI_RECOVER; break;
 		case LO_HELP:
 			usage(stdout);
 			return finish(&o, 0);
@@ -807,7 +811,7 @@ int main(int argc, char **argv)
 		return finish(&o, EXIT_FATAL);
 	}
 	if (!o.archive && isatty(STDIN_FILENO) &&
-	    !(o.flags & (CLI_PRINT_RESOLVER | CLI_PRINT_SANDBOX))) {
+	    !(o.flags & (CLI_PRINT_RESOLVER | CLI_PRINT_SANDBOX | CLI_RECOVER))) {
 		cli_warn("no archive given and standard input is a terminal");
 		usage(stderr);
 		return finish(&o, EXIT_FATAL);

@@ -5,6 +5,7 @@
 #include "config.h"
 
 #include <errno.h>
+#include <dirent.h>
 #include <fcntl.h>
 #include <stdio.h>
 #include <string.h>
@@ -84,6 +85,46 @@ static int settle(const struct commit *c, int dirfd, const char *leaf,
 	return 1;
 }
 
+/* Before the commit point of a --durable run with a journal: nothing of
+ * the old tree is removed, only moved aside where a roll back finds it. */
+static bool journaling(const struct commit *c)
+{
+	return c->jn && journal_active(c->jn);
+}
+
+/* Move what stands at LEAF aside (journal.h): 0 or -errno. */
+static int set_aside(const struct commit *c, int dirfd, const char *leaf)
+{
+	char a[32];
+
+	tmp_name(c->tmp, a);
+	return journal_aside(c->jn, dirfd, leaf, a);
+}
+
+/* Is directory LEAF in DIRFD empty?  1, 0, or -errno. */
+static int dir_empty(int dirfd, const char *leaf)
+{
+	int fd = openat(dirfd, leaf, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+	struct dirent *de;
+	DIR *d;
+	int r = 1;
+
+	if (fd < 0)
+		return -errno;
+	d = fdopendir(fd);
+	if (!d) {
+		close(fd);
+		return -ENOMEM;
+	}
+	while ((de = readdir(d)) != NULL)
+		if (strcmp(de->d_name, ".") && strcmp(de->d_name, "..")) {
+			r = 0;
+			break;
+		}
+	closedir(d);
+	return r;
+}
+
 /*
  * An empty directory stands where a non-directory goes: GNU tar and bsdtar
  * replace it, so do we (one component in a scoped parent, never followed).
@@ -92,10 +133,44 @@ static int settle(const struct commit *c, int dirfd, const char *leaf,
 static int remove_empty_dir(const struct commit *c, int dirfd, const char *leaf,
 			    const char *path)
 {
-	if (unlinkat(dirfd, leaf, AT_REMOVEDIR) < 0)
+	if (journaling(c)) {
+		int r = dir_empty(dirfd, leaf);
+
+		if (r <= 0)
+			return r == 0 ? -ENOTEMPTY : r;
+		r = set_aside(c, dirfd, leaf);
+		if (r)
+			return r;
+	} else if (unlinkat(dirfd, leaf, AT_REMOVEDIR) < 0) {
 		return -errno;
+	}
 	dirmeta_forget(c->dm, path);
 	return 0;
+}
+
+/* A directory the run is about to make at LEAF: with a journal, recorded
+ * first when nothing stands there (a roll back removes it). */
+static int make_dir_j(const struct commit *c, int dirfd, const char *leaf)
+{
+	struct stat st;
+	int r;
+
+	if (!journaling(c))
+		return make_dir(dirfd, leaf);
+	if (fstatat(dirfd, leaf, &st, AT_SYMLINK_NOFOLLOW) == 0)
+		return -EEXIST;
+	r = journal_mkdir(c->jn, dirfd, leaf, true);
+	if (r)
+		return r;
+	r = make_dir(dirfd, leaf);
+	if (r == -EEXIST) {
+		/* made by someone else meanwhile: not the run's to remove */
+		int k = journal_mkdir(c->jn, dirfd, leaf, false);
+
+		if (k)
+			return k;
+	}
+	return r;
 }
 
 static struct outcome dir_in_way(int err)
@@ -134,6 +209,21 @@ static struct outcome place(const struct commit *c, int dirfd, const char *tmp,
 			return kept_old(c);
 		}
 		existed = true;
+		if (journaling(c)) {
+			/* The old object moves aside, the new one takes
+			 * its name with NOREPLACE once more. */
+			if (fstatat(dirfd, leaf, &st, AT_SYMLINK_NOFOLLOW) == 0 &&
+			    S_ISDIR(st.st_mode))
+				err = -remove_empty_dir(c, dirfd, leaf, path);
+			else
+				err = -set_aside(c, dirfd, leaf);
+			if (err) {
+				unlinkat(dirfd, tmp, 0);
+				return err == ENOTEMPTY ? dir_in_way(err) :
+					fail("cannot move the old object aside (journal)", err);
+			}
+			continue;
+		}
 		if (renameat(dirfd, tmp, dirfd, leaf) == 0) {
 			/* rename(2) does nothing when both names are one
 			 * inode (a hardlink onto itself): the temporary
@@ -239,6 +329,20 @@ struct outcome commit_object(const struct commit *c, int dirfd, const char *tmp,
 	return place(c, dirfd, tmp, leaf, path);
 }
 
+/* Before a symlink or special file is made at LEAF directly: with a
+ * journal, -EEXIST when something stands there (it is replaced through a
+ * temporary, the old one set aside), else "made" on record. */
+static int made_first(const struct commit *c, int dirfd, const char *leaf)
+{
+	struct stat st;
+
+	if (!journaling(c))
+		return 0;
+	if (fstatat(dirfd, leaf, &st, AT_SYMLINK_NOFOLLOW) == 0)
+		return -EEXIST;
+	return journal_made(c->jn, dirfd, leaf);
+}
+
 struct outcome commit_make(const struct commit *c, int dirfd, const char *leaf,
 			   const struct plan *p, make_fn *make, const struct make_ctx *mc,
 			   char at[SE_PATH_MAX])
@@ -257,7 +361,17 @@ struct outcome commit_make(const struct commit *c, int dirfd, const char *leaf,
 			act = SE_REPLACED;
 			break;
 		}
-		r = make(mc, dirfd, leaf);
+		r = made_first(c, dirfd, leaf);
+		if (r == 0) {
+			r = make(mc, dirfd, leaf);
+			if (r == -EEXIST && journaling(c)) {
+				/* made by someone else meanwhile */
+				int k = journal_mkdir(c->jn, dirfd, leaf, false);
+
+				if (k)
+					r = k;
+			}
+		}
 		if (r == 0)
 			return ok(act);
 		if (r != -EEXIST)
@@ -299,7 +413,7 @@ struct outcome commit_dir(const struct commit *c, int dirfd, const char *leaf,
 		settled = true;
 		break;
 	}
-	r = make_dir(dirfd, leaf);
+	r = make_dir_j(c, dirfd, leaf);
 	if (r == 0)
 		goto made;
 	if (r != -EEXIST)
@@ -331,9 +445,9 @@ struct outcome commit_dir(const struct commit *c, int dirfd, const char *leaf,
 			      ELOOP);
 	if (!settled && keep_old(c))
 		return kept_old(c);
-	r = rs_unlink(rs, dirfd, leaf, p->path, 0);
+	r = journaling(c) ? set_aside(c, dirfd, leaf) : rs_unlink(rs, dirfd, leaf, p->path, 0);
 	if (!r)
-		r = make_dir(dirfd, leaf);
+		r = make_dir_j(c, dirfd, leaf);
 	if (r)
 		return resolve_outcome(rs->in_root, -r);
 	act = SE_REPLACED;

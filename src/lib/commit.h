@@ -13,6 +13,7 @@
 
 #include "dirmeta.h"
 #include "durable.h"
+#include "journal.h"
 #include "make.h"
 #include "outcome.h"
 #include "plan.h"
@@ -25,6 +26,7 @@ struct commit {
 	struct durable *dur;
 	struct dirmeta *dm;
 	struct tmpnames *tmp;
+	struct journal *jn;		/* --durable: what to undo */
 };
 
 /* --keep-newer-files: is LEAF in DIRFD a non-directory at least as new

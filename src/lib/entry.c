@@ -29,6 +29,7 @@
 #include "fill.h"
 #include "make.h"
 #include "metadata.h"
+#include "recover.h"
 
 /* Not an outcome: a file for a writer thread, reported when committed;
  * or an entry dropped because the run stopped before it. */
@@ -100,7 +101,84 @@ void pipe_init(struct pipeline *pl)
 	pl->data_fd = -1;
 	pl->rep.report_fd = -1;
 	pl->live.dirfd = -1;
-	pl->cm = (struct commit){ NULL, 0, &pl->dur, &pl->dm, &pl->tn };
+	pl->cm = (struct commit){ NULL, 0, &pl->dur, &pl->dm, &pl->tn, &pl->jn };
+	journal_init(&pl->jn);
+}
+
+/* ---- the journal (--durable) ---------------------------------------------------------- */
+
+static int journal_mkdir_hook(void *ctx, int dirfd, const char *leaf)
+{
+	return journal_mkdir(ctx, dirfd, leaf, true);
+}
+
+/*
+ * Finish or undo a run on DEST that was cut short (its journal is there),
+ * saying which; false when the journal is refused (the run must not mix
+ * its tree with a half-done one).
+ */
+static bool recover_dest(struct pipeline *pl, const char *when, bool quiet)
+{
+	struct recovery r;
+	int ret = recover(pl->rs->root_fd, pl->rs->cross_mounts, &r);
+
+	if (ret == 0 && quiet)
+		return true;
+	if (ret < 0) {
+		report_log(&pl->rep, SE_LOG_ERROR, "cannot recover the interrupted run %s: %s",
+			   when, r.msg[0] ? r.msg : strerror(-ret));
+		return false;
+	}
+	if (r.kind == RECOVER_BACK)
+		report_log(&pl->rep, SE_LOG_WARNING,
+			   "an interrupted --durable run was rolled back %s (%zu removed, %zu restored, %zu directories not empty kept)",
+			   when, r.removed, r.restored, r.left);
+	else if (r.kind == RECOVER_FORWARD)
+		report_log(&pl->rep, SE_LOG_WARNING,
+			   "an interrupted --durable run was finished %s (%zu renamed, %zu removed)",
+			   when, r.renamed, r.removed);
+	return true;
+}
+
+/* Before the run's first change to DEST: recover what an earlier run left,
+ * then, under --durable, the intent on disk.  False when the run stops. */
+static bool begin_run(struct pipeline *pl)
+{
+	int r;
+
+	pl->began = true;
+	if (!pl->rs || (pl->pol.opts & SE_OPT_DRY_RUN) || pl->data_fd >= 0)
+		return true;
+	if (!recover_dest(pl, "before this run", false))
+		return false;
+	if (!(pl->pol.opts & SE_OPT_DURABLE))
+		return true;
+	r = journal_begin(&pl->jn, pl->rs);
+	if (r < 0) {
+		report_log(&pl->rep, SE_LOG_ERROR, "cannot write the journal %s: %s",
+			   JOURNAL_NAME, strerror(-r));
+		journal_free(&pl->jn);
+		unlinkat(pl->rs->root_fd, JOURNAL_NAME, 0);
+		return false;
+	}
+	pl->rs->before_mkdir = journal_mkdir_hook;
+	pl->rs->before_mkdir_ctx = &pl->jn;
+	return true;
+}
+
+/* The run stops before or after its commit point: what it did is undone
+ * or finished from the journal, as recovery after a kill would. */
+static void end_journal(struct pipeline *pl)
+{
+	bool had = pl->jn.fd >= 0;
+
+	if (pl->rs && pl->rs->before_mkdir == journal_mkdir_hook) {
+		pl->rs->before_mkdir = NULL;
+		pl->rs->before_mkdir_ctx = NULL;
+	}
+	journal_free(&pl->jn);
+	if (had)
+		recover_dest(pl, "as the run stopped", true);
 }
 
 /* ---- reporting ------------------------------------------------------------ */
@@ -307,6 +385,20 @@ static void identity_key(char *key, size_t n, int dirfd, const char *leaf)
 		 (unsigned long long)st.st_ino, leaf);
 }
 
+/* --durable: temporaries may be made in DIRFD, so it is on record in the
+ * journal first.  DIRFD, or -1 with *O set (the run stops). */
+static int on_record(struct pipeline *pl, int dirfd, struct outcome *o)
+{
+	int r = journal_active(&pl->jn) ? journal_dir(&pl->jn, dirfd) : 0;
+
+	if (r < 0) {
+		close(dirfd);
+		*o = fatal("cannot write the journal", -r);
+		return -1;
+	}
+	return dirfd;
+}
+
 /*
  * The scoped parent of the plan's path, made when missing, for a new
  * entry; -1 with *O set when the entry ends here.  This is where an entry
@@ -332,7 +424,7 @@ static int parent(struct pipeline *pl, const char **leaf, struct outcome *o)
 					goto stopped;
 				}
 			}
-			return dirfd;
+			return on_record(pl, dirfd, o);
 		}
 		/* Something on the way is missing or in the way: what the
 		 * in-order run sees comes after the files before it. */
@@ -346,9 +438,11 @@ static int parent(struct pipeline *pl, const char **leaf, struct outcome *o)
 			goto stopped;
 		dirfd = rs_open_parent(pl->rs, p->path, true, dirmode, leaf);
 	}
-	if (dirfd < 0)
+	if (dirfd < 0) {
 		*o = resolve_outcome(pl->rs->in_root, -dirfd);
-	return dirfd;
+		return dirfd;
+	}
+	return on_record(pl, dirfd, o);
 stopped:
 	*o = dropped();
 	return -1;
@@ -898,6 +992,14 @@ static struct outcome to_data_fd(struct pipeline *pl, struct fill_result *res)
 	return o;
 }
 
+/* Is PATH's last component the journal's name? */
+static bool reserved(const char *path)
+{
+	const char *slash = path ? strrchr(path, '/') : NULL;
+
+	return path && strcmp(slash ? slash + 1 : path, JOURNAL_NAME) == 0;
+}
+
 static struct outcome stages(struct pipeline *pl, struct archive_entry *e,
 			     struct fill_result *res)
 {
@@ -906,6 +1008,9 @@ static struct outcome stages(struct pipeline *pl, struct archive_entry *e,
 
 	if (!plan_entry(p, e, &pl->pol, &o))
 		return o;
+	if (reserved(p->path) || (p->kind == PK_HARDLINK && reserved(p->target)))
+		/* A journal from the archive would be recovery's input. */
+		return refuse("the name of safe-extract's journal is reserved", EPERM);
 	if (p->absolute && !pl->warned_absolute) {
 		/* After the messages of the entries before it. */
 		if (!pipe_collect(pl, true))
@@ -964,6 +1069,11 @@ int pipe_entry(struct pipeline *pl, struct archive *a, struct archive_entry *e,
 	if (pl->fatal)
 		return -ECANCELED;
 	pl->ar = a;
+	if (!pl->began && !begin_run(pl)) {
+		pl->fatal = true;
+		archive_set_error(a, EIO, "cannot recover or journal the destination");
+		return -EIO;
+	}
 	/* Commit and report the files the writers have finished. */
 	if (!pipe_collect(pl, false))
 		return -ECANCELED;
@@ -1037,9 +1147,18 @@ bool pipe_finish(struct pipeline *pl)
 {
 	bool durable = pl->pol.opts & SE_OPT_DURABLE;
 	char reason[REASON_MAX];
+	int r;
 
 	if (durable && !sync_dest(pl))
 		return false;
+	/* The commit point: from here on a cut is rolled forward. */
+	dirmeta_sort(&pl->dm);
+	r = journal_commit(&pl->jn, &pl->dur, &pl->dm, pl->rs);
+	if (r < 0) {
+		report_log(&pl->rep, SE_LOG_ERROR, "cannot write the journal's commit: %s",
+			   strerror(-r));
+		return false;
+	}
 	/* --durable: every pending object now has its data on disk. */
 	for (size_t i = 0; durable && i < pl->dur.n_pend; i++) {
 		struct pending *pd = &pl->dur.pend[i];
@@ -1064,6 +1183,13 @@ bool pipe_finish(struct pipeline *pl)
 	}
 	if (durable && !sync_dest(pl))
 		return false;
+	/* What was moved aside goes, then the journal; a cut before that
+	 * is finished by the next run. */
+	r = journal_complete(&pl->jn);
+	if (r < 0)
+		report_log(&pl->rep, SE_LOG_WARNING,
+			   "cannot remove the journal %s: %s (the next run finishes it)",
+			   JOURNAL_NAME, strerror(-r));
 	return true;
 }
 
@@ -1074,6 +1200,7 @@ void pipe_cleanup(struct pipeline *pl)
 		unlinkat(pl->live.dirfd, pl->live.name, 0);
 	live_clear(pl);
 	durable_cleanup(&pl->dur);
+	end_journal(pl);
 	/* What the end of the run needed: no more after it. */
 	durable_free(&pl->dur);
 	dirmeta_free(&pl->dm);

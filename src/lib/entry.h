@@ -24,6 +24,7 @@
 #include "commit.h"
 #include "dirmeta.h"
 #include "durable.h"
+#include "journal.h"
 #include "layer.h"
 #include "plan.h"
 #include "policy.h"
@@ -43,6 +44,8 @@ struct pipeline {
 
 	struct tmpnames tn;
 	struct durable dur;
+	struct journal jn;		/* --durable: DEST/.safe-extract-journal */
+	bool began;			/* the first entry's checks are done */
 	struct dirmeta dm;
 	struct commit cm;
 	struct layer layer;		/* se_run_set_whiteouts */

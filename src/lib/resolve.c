@@ -474,6 +474,11 @@ int rs_open_dir(struct resolver *r, const char *path, int oflags, bool create,
 
 		if (end)
 			*end = '\0';
+		err = r->before_mkdir ? r->before_mkdir(r->before_mkdir_ctx, fd, comp) : 0;
+		if (err) {
+			close(fd);
+			return err;
+		}
 		if (mkdirat(fd, comp, dirmode) < 0 && errno != EEXIST) {
 			err = -errno;
 			close(fd);

@@ -51,6 +51,11 @@ struct resolver {
 	 * were here before; the ones a run made (made_links) never. */
 	bool keep_dir_links;
 	struct map made_links;		/* "dev:ino" of symlinks runs made */
+	/* Called before a missing directory LEAF is made in DIRFD on the way
+	 * to a path (the --durable journal records it first); non-zero is
+	 * -errno and stops the lookup. */
+	int (*before_mkdir)(void *ctx, int dirfd, const char *leaf);
+	void *before_mkdir_ctx;
 };
 
 enum rs_want {

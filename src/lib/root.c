@@ -13,6 +13,7 @@
 
 #include "internal.h"
 #include "names.h"
+#include "recover.h"
 #include "remove.h"
 
 #define SE_ROOT_FLAGS (SE_IN_ROOT | SE_CROSS_MOUNTS | SE_REQUIRE_KERNEL | SE_KEEP_DIR_SYMLINKS | \
@@ -209,4 +210,24 @@ SE_EXPORT void se_root_close(se_root *root)
 		return;
 	rs_close(&root->rs);
 	free(root);
+}
+
+SE_EXPORT int se_root_recover(se_root *root, char *msg, size_t msglen)
+{
+	struct recovery r;
+	int ret;
+
+	if (!root)
+		return -EINVAL;
+	ret = recover(root->rs.root_fd, root->rs.cross_mounts, &r);
+	if (ret < 0) {
+		if (msg && msglen)
+			snprintf(msg, msglen, "%s", r.msg[0] ? r.msg : strerror(-ret));
+		return ret;
+	}
+	if (msg && msglen)
+		snprintf(msg, msglen, "%zu renamed, %zu removed, %zu restored, %zu kept",
+			 r.renamed, r.removed, r.restored, r.left);
+	return r.kind == RECOVER_FORWARD ? SE_RECOVER_FORWARD :
+	       r.kind == RECOVER_BACK ? SE_RECOVER_BACK : SE_RECOVER_NONE;
 }

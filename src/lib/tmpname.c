@@ -85,3 +85,15 @@ int tmp_create(struct tmpnames *t, int dirfd, char tmp[32], mode_t mode)
 {
 	return tmp_create_at(t, tmp_reserve(t, TMP_TRIES), dirfd, tmp, mode);
 }
+
+bool tmp_is_name(const char *name)
+{
+	size_t o = sizeof(TMP_PREFIX) - 1;
+
+	if (strncmp(name, TMP_PREFIX, o) != 0 || strlen(name) != o + 12)
+		return false;
+	for (name += o; *name; name++)
+		if (!((*name >= '0' && *name <= '9') || (*name >= 'a' && *name <= 'f')))
+			return false;
+	return true;
+}

@@ -29,5 +29,7 @@ void tmp_name(struct tmpnames *t, char out[32]);
 int tmp_create_at(const struct tmpnames *t, uint64_t seq, int dirfd,
 		  char tmp[32], mode_t mode);
 int tmp_create(struct tmpnames *t, int dirfd, char tmp[32], mode_t mode);
+/* Is NAME one that tmp_name_at() makes (the prefix and 12 hex digits)? */
+bool tmp_is_name(const char *name);
 
 #endif

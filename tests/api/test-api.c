@@ -486,14 +486,34 @@ static void several_archives_one_durable_commit(void)
 	job_start(&j, true, 0, SE_OPT_DURABLE, &s);
 	job_feed(&j, a1);
 	job_feed(&j, a2);
-	/* Nothing is at its name until the run commits. */
-	before_commit = !exists("one") && !exists("two") && count_temps(dest) == 2;
+	/* Nothing is at its name until the run commits: two temporaries
+	 * and the run's journal. */
+	before_commit = !exists("one") && !exists("two") && count_temps(dest) == 3 &&
+			exists(".safe-extract-journal");
 	v = se_run_finish(j.run);
 	job_end(&j);
 	tap_ok(before_commit, "SE_OPT_DURABLE, two archives: both still temporaries before se_run_finish");
 	tap_ok(v == 0 && has_content("one", "1\n") && has_content("two", "2\n") &&
 	       count_temps(dest) == 0,
 	       "SE_OPT_DURABLE, two archives: one commit puts both in place (verdict %d)", v);
+}
+
+/* A package manager's transaction: a run freed before se_run_finish (the
+ * caller gave up after the first archive) leaves nothing of either. */
+static void several_archives_none_without_finish(void)
+{
+	static const struct member a1[] = { { 'd', "pkg1", NULL }, { 'f', "pkg1/one", "1\n" },
+					    { 'l', "pkg1/link", "one" }, { 0, NULL, NULL } };
+	static const struct member a2[] = { { 'f', "two", "2\n" }, { 0, NULL, NULL } };
+	struct seen s = { 0 };
+	struct job j;
+
+	job_start(&j, true, 0, SE_OPT_DURABLE, &s);
+	job_feed(&j, a1);
+	job_feed(&j, a2);
+	job_end(&j);
+	tap_ok(!exists("pkg1") && !exists("two") && count_temps(dest) == 0,
+	       "SE_OPT_DURABLE, two archives, run freed before se_run_finish: nothing of either stays");
 }
 
 /* DEST with simple's tree and a planted "up -> ../../../..", opened
@@ -1374,6 +1394,7 @@ static void (*const cases[])(void) = {
 	symlink_then_file_through_it_is_refused,
 	in_root_follows_links_inside,
 	several_archives_one_durable_commit,
+	several_archives_none_without_finish,
 	free_without_finish_leaves_no_temporary,
 	same_perms_exact_under_a_process_umask,
 	scoped_file_operations,
