@@ -3,12 +3,13 @@
  * format; recover.c reads it).
  *
  * What it costs: the intent is one write and two fsyncs (the journal and
- * DEST's directory) before the run changes anything; a directory the run
- * makes, a symlink or device it makes at a free name, and each directory
- * that gets temporaries are one write each; moving an object aside is a
- * write and an fdatasync; the commit point is the rename records (written
- * in large blocks) and one fdatasync.  The two syncfs calls of --durable
- * stay two.
+ * DEST's directory) before the run changes anything; each record before
+ * the commit point (a directory that gets temporaries, a directory the run
+ * makes, a symlink or device it makes at a free name, an object moved
+ * aside) is a write and an fdatasync, so that it is on disk before the
+ * change it announces; the commit point is the rename records (written in
+ * large blocks) and one fdatasync.  The two syncfs calls of --durable stay
+ * two.
  */
 #include "config.h"
 
@@ -88,7 +89,8 @@ bool journal_decode(char *s)
 }
 
 /* One record, in one write(2): it is in the file before what it announces
- * happens, whatever kills the process next. */
+ * happens, whatever kills the process next.  A power cut is another
+ * matter: see durable_record(). */
 static int put(struct journal *j, const char *rec, size_t n)
 {
 	while (n > 0) {
@@ -103,6 +105,19 @@ static int put(struct journal *j, const char *rec, size_t n)
 		n -= (size_t)w;
 	}
 	return 0;
+}
+
+/*
+ * A record on disk before the change it announces.  write(2) alone is not
+ * enough across a power cut: the file system may commit the change (a
+ * mkdir, a symlink, a temporary's name) in its own journal seconds before
+ * it writes back the appended record (delayed allocation), and recovery
+ * would then not know the object is the run's (vm/run crash saw an empty
+ * new directory and a temporary survive a rollback that way).
+ */
+static int durable_record(struct journal *j)
+{
+	return fdatasync(j->fd) < 0 ? -errno : 0;
 }
 
 /*
@@ -228,6 +243,8 @@ static int noted_dir(struct journal *j, int dirfd, size_t *i)
 		return -ENAMETOOLONG;
 	rec[4 + n] = '\n';
 	r = put(j, rec, 5 + n);
+	if (r == 0)
+		r = durable_record(j);
 	if (r < 0)
 		return r;
 	j->names[j->n_names] = strdup(name);
@@ -283,16 +300,23 @@ static int record(struct journal *j, const char *word, int dirfd, const char *le
 
 int journal_mkdir(struct journal *j, int dirfd, const char *leaf, bool made)
 {
+	int r;
+
 	if (j->fd < 0)
 		return 0;
-	return record(j, made ? "mkdir" : "kept", dirfd, leaf, NULL, NULL);
+	r = record(j, made ? "mkdir" : "kept", dirfd, leaf, NULL, NULL);
+	/* "kept" undoes nothing: it needs no flush of its own. */
+	return r == 0 && made ? durable_record(j) : r;
 }
 
 int journal_made(struct journal *j, int dirfd, const char *leaf)
 {
+	int r;
+
 	if (j->fd < 0)
 		return 0;
-	return record(j, "made", dirfd, NULL, leaf, NULL);
+	r = record(j, "made", dirfd, NULL, leaf, NULL);
+	return r == 0 ? durable_record(j) : r;
 }
 
 int journal_aside(struct journal *j, int dirfd, const char *leaf, const char *a)
@@ -307,8 +331,8 @@ int journal_aside(struct journal *j, int dirfd, const char *leaf, const char *a)
 		r = record(j, "aside", dirfd, NULL, a, leaf);
 	/* On disk before the old object leaves its name: a cut after the
 	 * rename finds the record and puts it back. */
-	if (r == 0 && fdatasync(j->fd) < 0)
-		r = -errno;
+	if (r == 0)
+		r = durable_record(j);
 	if (r < 0)
 		return r;
 	if (j->n_asides == j->cap_asides) {

@@ -20,9 +20,10 @@
  *   end N SHA256                 N bytes before this line, and their digest
  *
  * D is a directory's path from DEST with no symlink in it ("." is DEST).
- * Every record before "commit" reaches the file (write(2)) before the
- * change it announces; "aside" records are also on disk (fdatasync)
- * before anything is moved aside, so that an old object is never lost.
+ * Every record before "commit" is on disk (write(2), then fdatasync)
+ * before the change it announces, so that after a kill or a power cut
+ * recovery knows every object the run made or moved aside ("kept" needs
+ * no flush: it undoes nothing).
  * The commit point is the "end" line on disk: from there on a cut rolls
  * forward, before it back.
  */
