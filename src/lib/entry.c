@@ -417,8 +417,18 @@ static int parent(struct pipeline *pl, const char **leaf, struct outcome *o)
 			goto stopped;
 		dirfd = busy(pl) ? rs_open_parent(pl->rs, p->path, false, 0, leaf) : -1;
 		if (dirfd >= 0) {
+			struct stat st;
+			/* A directory at the name may be the parent of a file
+			 * in flight whose temporary no writer has made yet: it
+			 * looks empty, and a non-directory would replace it
+			 * before that file lands, as --jobs=1 never does
+			 * (tests/writer-queue.test). */
+			bool over_dir = p->kind != PK_DIR &&
+					fstatat(dirfd, *leaf, &st, AT_SYMLINK_NOFOLLOW) == 0 &&
+					S_ISDIR(st.st_mode);
+
 			identity_key(key, sizeof(key), dirfd, *leaf);
-			if (!key[0] || pool_has_object(pl->pool, key)) {
+			if (!key[0] || over_dir || pool_has_object(pl->pool, key)) {
 				if (!pipe_collect(pl, true)) {
 					close(dirfd);
 					goto stopped;
