@@ -707,13 +707,20 @@ static struct outcome file_pooled(struct pipeline *pl, int dirfd, const char *le
 		struct chunk_sink cs = { { chunk_put, chunk_end }, pl, r, NULL };
 
 		o = fill(pl->ar, p->size, &cs.s, want_digest(pl), &pl->cancelled, res);
-		chunk_abandon(&cs);
 		j->kind = JOB_STREAMED;
 		if (o.act != SE_CREATED && !pl->fatal) {
-			/* Chunks of it may be in flight: let them land first
-			 * (the files before it are committed and reported). */
+			/* One thread writes each block as it comes, so a write
+			 * that fails (EFBIG at a sparse offset, ENOSPC) comes
+			 * before a later read's failure: the data read so far
+			 * goes to the writers too, and once every chunk has
+			 * landed (the files before it are committed and
+			 * reported), a chunk's failure is the file's. */
+			chunk_flush(&cs);
 			pipe_collect(pl, true);
+			if (!pl->fatal && j->o.act != SE_CREATED)
+				o = j->o;
 		}
+		chunk_abandon(&cs);
 	}
 	pl->bytes += res->bytes;
 	if (pl->fatal || o.act != SE_CREATED) {
