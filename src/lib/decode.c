@@ -410,6 +410,10 @@ ssize_t decode_read(struct decoder *d, const void **buf, int *err,
 {
 	ssize_t n = 0;
 
+	/* At the end too: a caller may copy 0 bytes from it, and memcpy
+	 * from an unset pointer is undefined even then (UBSan caught
+	 * input.c's layer_read on a .tar.gz.gz decoded in threads). */
+	*buf = d->buf[0];
 	if (!d->running) {
 		/* One thread: decode the next block here. */
 		if (d->eof)
