@@ -191,7 +191,8 @@ enum gunzip_status gunzip_inflate(struct gunzip *g,
 	*out_len -= made;
 
 	if (r == ISAL_INCORRECT_CHECKSUM && !header) {
-		/* Both fields are wrong: zlib looks at the CRC32 first. */
+		/* Name the field that is wrong; when both are, the CRC32,
+		 * which zlib checks first. */
 		if (le32(g->tail) == st->crc)
 			return fail(BAD_ISIZE, err, msg);
 		return fail(BAD_CRC, err, msg);
@@ -201,11 +202,6 @@ enum gunzip_status gunzip_inflate(struct gunzip *g,
 	if (!g->in_header && st->block_state == ISAL_BLOCK_FINISH)
 		return GUNZIP_MEMBER_END;
 	return GUNZIP_OK;
-}
-
-const char *gunzip_inflater(void)
-{
-	return "ISA-L";
 }
 
 #else /* zlib */
@@ -286,11 +282,6 @@ enum gunzip_status gunzip_inflate(struct gunzip *g,
 	case Z_DATA_ERROR: return fail(zlib_fault(zs->msg), err, msg);
 	default: return fail(BAD_DEFLATE, err, msg);
 	}
-}
-
-const char *gunzip_inflater(void)
-{
-	return "zlib";
 }
 
 #endif

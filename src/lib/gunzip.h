@@ -37,7 +37,5 @@ enum gunzip_status gunzip_inflate(struct gunzip *g,
 				  const unsigned char **in, size_t *in_len,
 				  unsigned char **out, size_t *out_len,
 				  int *err, const char **msg);
-/* "ISA-L" or "zlib": the inflater this build uses. */
-const char *gunzip_inflater(void);
 
 #endif
