@@ -1,6 +1,7 @@
 /*
  * decode.c - the compressed stream, decoded in a thread of its own while
- * the run writes: gzip through zlib (every member's CRC32 and size checked),
+ * the run writes: gzip member by member through gunzip.c (Intel ISA-L, or
+ * zlib in a build without it; every member's CRC32 and size checked),
  * xz through liblzma's multi-threaded decoder, zstd through libzstd.
  *
  * With one job (se_run_set_jobs), the same decoders run in the caller's
@@ -22,10 +23,10 @@
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
-#include <zlib.h>
 #include <zstd.h>
 
 #include "decode.h"
+#include "gunzip.h"
 
 #define RING 4			/* buffers between the threads */
 #define OUT_BLOCK (256 * 1024)	/* each of them */
@@ -42,8 +43,10 @@ struct decoder {
 	bool running;
 	unsigned char in[IN_BLOCK];
 	bool raw_eof;
-	z_stream zs;
-	bool zs_init, gz_done;
+	struct gunzip *gz;
+	const unsigned char *gz_next;	/* raw input gz has not taken */
+	size_t gz_avail;
+	bool gz_done;
 	lzma_stream xs;
 	bool xs_init;
 	ZSTD_DStream *zd;
@@ -113,55 +116,63 @@ static ssize_t refill(struct decoder *d)
 
 /*
  * gzip: members one after the other (gzip -c a b), then nothing but the
- * zero padding of a tape record.  zlib checks each member's trailer.
+ * zero padding of a tape record.  gunzip.c checks each member's header
+ * and trailer; the stream around the members is judged here, alike for
+ * either inflater.
  */
 static ssize_t gz_produce(struct decoder *d, unsigned char *out, size_t cap)
 {
-	z_stream *zs = &d->zs;
+	unsigned char *next_out = out;
+	size_t room = cap;
 
-	zs->next_out = out;
-	zs->avail_out = (uInt)cap;
-	while (!d->gz_done && zs->avail_out > 0) {
-		int zr;
+	while (!d->gz_done && room > 0) {
+		enum gunzip_status st;
+		size_t room_before = room, in_before;
+		const char *msg = NULL;
+		int err = 0;
 
-		if (zs->avail_in == 0 && !d->raw_eof) {
+		if (d->gz_avail == 0 && !d->raw_eof) {
 			ssize_t n = refill(d);
 
 			if (n < 0)
 				return -1;
-			zs->next_in = d->in;
-			zs->avail_in = (uInt)n;
+			d->gz_next = d->in;
+			d->gz_avail = (size_t)n;
 		}
-		zr = inflate(zs, Z_NO_FLUSH);
-		if (zr == Z_STREAM_END) {
+		in_before = d->gz_avail;
+		st = gunzip_inflate(d->gz, &d->gz_next, &d->gz_avail, &next_out, &room,
+				    &err, &msg);
+		if (st == GUNZIP_ERROR)
+			return failure(d, err, "gzip", msg);
+		if (st == GUNZIP_MEMBER_END) {
 			for (;;) {
 				ssize_t n;
 
-				while (zs->avail_in > 0 && zs->next_in[0] == 0) {
-					zs->next_in++;
-					zs->avail_in--;
+				while (d->gz_avail > 0 && d->gz_next[0] == 0) {
+					d->gz_next++;
+					d->gz_avail--;
 				}
-				if (zs->avail_in > 0 || d->raw_eof)
+				if (d->gz_avail > 0 || d->raw_eof)
 					break;
 				n = refill(d);
 				if (n < 0)
 					return -1;
-				zs->next_in = d->in;
-				zs->avail_in = (uInt)n;
+				d->gz_next = d->in;
+				d->gz_avail = (size_t)n;
 			}
-			if (zs->avail_in == 0)
+			if (d->gz_avail == 0)
 				d->gz_done = true;
-			else if (zs->next_in[0] == 0x1f)
-				inflateReset(zs);
+			else if (d->gz_next[0] == 0x1f)
+				gunzip_next_member(d->gz);
 			else
 				return failure(d, EILSEQ, "gzip: data after the last member", NULL);
-		} else if (zr == Z_BUF_ERROR && zs->avail_in == 0 && d->raw_eof) {
+		} else if (in_before == 0 && d->raw_eof && room == room_before) {
+			/* No input is left and none will come, and the member
+			 * is not over: it was cut short. */
 			return failure(d, EILSEQ, "gzip: truncated input", NULL);
-		} else if (zr != Z_OK && zr != Z_BUF_ERROR) {
-			return failure(d, EILSEQ, "gzip", zs->msg ? zs->msg : "damaged data");
 		}
 	}
-	return (ssize_t)(cap - zs->avail_out);
+	return (ssize_t)(cap - room);
 }
 
 static const char *lzma_msg(lzma_ret r)
@@ -288,8 +299,8 @@ static void *decoder_main(void *arg)
 
 static void decoder_free(struct decoder *d)
 {
-	if (d->zs_init)
-		inflateEnd(&d->zs);
+	if (d->gz)
+		gunzip_free(d->gz);
 	if (d->xs_init)
 		lzma_end(&d->xs);
 	if (d->zd)
@@ -327,12 +338,10 @@ int decode_start(struct decoder **out, const struct decode_opts *o,
 
 	switch (d->kind) {
 	case DEC_GZIP:
-		/* 16 + MAX_WBITS: the gzip wrapper, its trailer checked. */
-		if (!err && inflateInit2(&d->zs, 16 + MAX_WBITS) != Z_OK)
+		if (!err && gunzip_new(&d->gz) < 0)
 			err = ENOMEM;
-		d->zs_init = !err;
-		d->zs.next_in = d->in;
-		d->zs.avail_in = (uInt)n;
+		d->gz_next = d->in;
+		d->gz_avail = n;
 		break;
 	case DEC_XZ: {
 		lzma_mt mt = {
@@ -401,6 +410,10 @@ ssize_t decode_read(struct decoder *d, const void **buf, int *err,
 {
 	ssize_t n = 0;
 
+	/* At the end too: a caller may copy 0 bytes from it, and memcpy
+	 * from an unset pointer is undefined even then (UBSan caught
+	 * input.c's layer_read on a .tar.gz.gz decoded in threads). */
+	*buf = d->buf[0];
 	if (!d->running) {
 		/* One thread: decode the next block here. */
 		if (d->eof)

@@ -8,9 +8,10 @@
 # source, header and config.h.
 #
 # Environment: CLANG (default clang, then clang-14), FUZZ_CFLAGS (extra
-# flags), LIBARCHIVE_CFLAGS/LIBARCHIVE_LIBS and ZLIB_CFLAGS/ZLIB_LIBS (from
-# configure; pkg-config when unset).  Exit 77 when clang cannot build a
-# libFuzzer binary here, 1 on a build error.
+# flags), LIBARCHIVE_CFLAGS/LIBARCHIVE_LIBS, ZLIB_CFLAGS/ZLIB_LIBS and
+# GUNZIP_CFLAGS/GUNZIP_LIBS (from configure; pkg-config when unset).
+# Exit 77 when clang cannot build a libFuzzer binary here, 1 on a build
+# error.
 set -u
 srcdir=$1 builddir=$2 out=$3
 
@@ -46,14 +47,20 @@ fi
 : "${ZLIB_LIBS=$(pkg-config --libs zlib 2>/dev/null || echo -lz)}"
 # xz and zstd decoding (src/lib/decode.c), threads.
 : "${DECODE_LIBS=$(pkg-config --libs liblzma libzstd 2>/dev/null || echo -llzma -lzstd) -pthread}"
+# gzip's inflater (src/lib/gunzip.c): Intel ISA-L when configure chose it
+# for this build directory, zlib (linked anyway) when not.
+if grep -q '^#define HAVE_ISAL 1' "$builddir/config.h"; then
+	: "${GUNZIP_CFLAGS=$(pkg-config --cflags libisal 2>/dev/null)}"
+	: "${GUNZIP_LIBS=$(pkg-config --libs libisal 2>/dev/null || echo -lisal)}"
+fi
 
 mkdir -p "$(dirname "$out")" || exit 1
 tmp=$out.tmp.$$
 # shellcheck disable=SC2086
 "$CLANG" -fsanitize=fuzzer,address,undefined -fno-sanitize-recover=undefined \
 	-fno-omit-frame-pointer -g -O1 -Wall -Wextra -Wno-unused-parameter \
-	-I"$builddir" -I"$srcdir/include" -I"$srcdir/src/cli" $LIBARCHIVE_CFLAGS $ZLIB_CFLAGS \
-	${FUZZ_CFLAGS:-} -o "$tmp" "$harness" "$@" $LIBARCHIVE_LIBS $ZLIB_LIBS $DECODE_LIBS -lz
+	-I"$builddir" -I"$srcdir/include" -I"$srcdir/src/cli" $LIBARCHIVE_CFLAGS $ZLIB_CFLAGS ${GUNZIP_CFLAGS:-} \
+	${FUZZ_CFLAGS:-} -o "$tmp" "$harness" "$@" $LIBARCHIVE_LIBS $ZLIB_LIBS ${GUNZIP_LIBS:-} $DECODE_LIBS -lz
 rc=$?
 if [ $rc -ne 0 ]; then
 	rm -f "$tmp"

@@ -25,6 +25,7 @@ fuzz-build:
 	CLANG='$(CLANG)' \
 	LIBARCHIVE_CFLAGS='$(LIBARCHIVE_CFLAGS)' LIBARCHIVE_LIBS='$(LIBARCHIVE_LIBS)' \
 	ZLIB_CFLAGS='$(ZLIB_CFLAGS)' ZLIB_LIBS='$(ZLIB_LIBS)' \
+	GUNZIP_CFLAGS='$(GUNZIP_CFLAGS)' GUNZIP_LIBS='$(GUNZIP_LIBS)' \
 	$(SHELL) $(top_srcdir)/tests/fuzz/build.sh $(top_srcdir) $(top_builddir) $(FUZZ_BIN)
 
 # Seeds: each corpus archive behind a flag byte of 0 (strict and --in-root,

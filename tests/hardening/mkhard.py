@@ -29,11 +29,18 @@ entry carrying data).
   iso OUT NAME             ISO9660 + Rock Ridge: the file NAME (any bytes,
                            \\xNN escapes) whose data extent comes before the
                            root directory's extent
-  gzip OUT IN [crc|isize|crcfield|second]  gzip member of the file IN with
-                           a stored deflate block; crc: one data byte inside
-                           the block changed; isize: the ISIZE trailer off by
-                           one; crcfield: the CRC32 trailer off by one bit;
-                           second: two members, the second's CRC32 wrong
+  gzip OUT IN [DAMAGE]      gzip member of the file IN with a stored deflate
+                           block; DAMAGE: crc: one data byte inside the block
+                           changed; isize: the ISIZE trailer off by one;
+                           crcfield: the CRC32 trailer off by one bit;
+                           second: two members, the second's CRC32 wrong;
+                           second-isize: the same, its ISIZE wrong; two: two
+                           good members; padding: 1024 zero bytes after the
+                           member; garbage: text after it; cut-trailer: the
+                           last 3 bytes gone; cut-data: cut inside the
+                           block; flags: a reserved FLG bit set; method: CM
+                           7; hcrc, hcrc-ok: FHCRC with a wrong, a right
+                           header CRC16
   pax OUT SPEC...          pax archive of file entries; SPEC is
                            NAME:MODE:UID:GID[:KEY=VALUE,...] where KEY=VALUE
                            are pax records (\\xNN escapes in the value)
@@ -343,17 +350,39 @@ def gzip_member(data, damage=""):
         crc ^= 0x1
     elif damage == "isize":
         isize = (isize + 1) & 0xffffffff
-    hdr = b"\x1f\x8b\x08\x00" + struct.pack("<I", 1600000000) + b"\x00\x03"
+    method, flg = 8, 0
+    if damage == "method":
+        method = 7
+    elif damage == "flags":
+        flg = 0x20          # RFC 1952: bits 5 to 7 reserved, must be zero
+    elif damage in ("hcrc", "hcrc-ok"):
+        flg = 0x02          # FHCRC
+    hdr = bytes([0x1f, 0x8b, method, flg]) + struct.pack("<I", 1600000000) + b"\x00\x03"
+    if flg & 0x02:
+        hcrc = zlib.crc32(hdr) & 0xffff
+        if damage == "hcrc":
+            hcrc ^= 0x1
+        hdr += struct.pack("<H", hcrc)
     return hdr + bytes(body) + struct.pack("<II", crc, isize)
 
 
 def cmd_gzip(out, src, damage=""):
     data = open(src, "rb").read()
-    if damage == "second":
+    if damage in ("second", "second-isize", "two"):
         # Two members, split at a tar block boundary; the second's CRC
-        # field is wrong.
+        # or ISIZE field wrong, or nothing.
         cut = (len(data) // 2) // BLOCK * BLOCK
-        write(out, gzip_member(data[:cut]) + gzip_member(data[cut:], "crcfield"))
+        second = {"second": "crcfield", "second-isize": "isize"}.get(damage, "")
+        write(out, gzip_member(data[:cut]) + gzip_member(data[cut:], second))
+    elif damage == "padding":
+        write(out, gzip_member(data) + bytes(1024))
+    elif damage == "garbage":
+        write(out, gzip_member(data) + b"not a gzip member\n")
+    elif damage == "cut-trailer":
+        write(out, gzip_member(data)[:-3])
+    elif damage == "cut-data":
+        member = gzip_member(data)
+        write(out, member[:len(member) // 2])
     else:
         write(out, gzip_member(data, damage))
 
