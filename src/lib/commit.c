@@ -133,6 +133,9 @@ static int dir_empty(int dirfd, const char *leaf)
 static int remove_empty_dir(const struct commit *c, int dirfd, const char *leaf,
 			    const char *path)
 {
+	struct stat st;
+	bool known = fstatat(dirfd, leaf, &st, AT_SYMLINK_NOFOLLOW) == 0;
+
 	if (journaling(c)) {
 		int r = dir_empty(dirfd, leaf);
 
@@ -145,6 +148,10 @@ static int remove_empty_dir(const struct commit *c, int dirfd, const char *leaf,
 		return -errno;
 	}
 	dirmeta_forget(c->dm, path);
+	/* The same directory reached by another name (a symlink followed
+	 * by --in-root or --keep-directory-symlink). */
+	if (known)
+		dirmeta_forget_dir(c->dm, &st);
 	return 0;
 }
 

@@ -5,6 +5,7 @@
 
 #include <errno.h>
 #include <fcntl.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
@@ -45,11 +46,18 @@ static struct deferred_dir *dir_record(struct dirmeta *dm, const char *path)
 	return d;
 }
 
+static void id_key(char key[48], const struct stat *st)
+{
+	snprintf(key, 48, "%llx:%llx", (unsigned long long)st->st_dev,
+		 (unsigned long long)st->st_ino);
+}
+
 bool dirmeta_defer(struct dirmeta *dm, const char *path, const struct owner_plan *own,
 		   const struct timespec times[2], struct attr_blob *attrs,
 		   const struct stat *st)
 {
 	struct deferred_dir *d = dir_record(dm, path);
+	char key[48];
 
 	if (!d) {
 		attr_free(attrs);
@@ -61,6 +69,9 @@ bool dirmeta_defer(struct dirmeta *dm, const char *path, const struct owner_plan
 	d->xattrs = attrs;
 	d->dev = st->st_dev;
 	d->ino = st->st_ino;
+	id_key(key, st);
+	if (!map_put(&dm->by_id, key, (size_t)(d - dm->dirs)))
+		return false;
 	return true;
 }
 
@@ -79,6 +90,21 @@ void dirmeta_forget(struct dirmeta *dm, const char *path)
 	dm->dirs[i].ino = 0;
 }
 
+void dirmeta_forget_dir(struct dirmeta *dm, const struct stat *st)
+{
+	char key[48];
+	size_t i;
+
+	id_key(key, st);
+	i = map_get(&dm->by_id, key);
+	if (i == MAP_NONE)
+		return;
+	map_del(&dm->by_id, key);
+	if (dm->dirs[i].ino != st->st_ino || dm->dirs[i].dev != st->st_dev)
+		return;		/* the record moved on to another directory */
+	dirmeta_forget(dm, dm->dirs[i].path);
+}
+
 static int dir_cmp(const void *a, const void *b)
 {
 	const struct deferred_dir *x = a, *y = b;
@@ -90,8 +116,9 @@ void dirmeta_sort(struct dirmeta *dm)
 {
 	if (dm->n_dirs > 1)
 		qsort(dm->dirs, dm->n_dirs, sizeof(*dm->dirs), dir_cmp);
-	/* The index is stale from here on: nothing is deferred after. */
+	/* The indexes are stale from here on: nothing is deferred after. */
 	map_free(&dm->index);
+	map_free(&dm->by_id);
 }
 
 /*
@@ -130,5 +157,6 @@ void dirmeta_free(struct dirmeta *dm)
 	}
 	free(dm->dirs);
 	map_free(&dm->index);
+	map_free(&dm->by_id);
 	memset(dm, 0, sizeof(*dm));
 }

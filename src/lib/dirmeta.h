@@ -30,6 +30,7 @@ struct dirmeta {
 	struct deferred_dir *dirs;
 	size_t n_dirs, cap_dirs;
 	struct map index;		/* path -> dirs[] */
+	struct map by_id;		/* "dev:ino" -> dirs[] */
 };
 
 /* Remember the metadata for directory PATH (ST: its identity); ATTRS
@@ -39,6 +40,12 @@ bool dirmeta_defer(struct dirmeta *dm, const char *path, const struct owner_plan
 		   const struct stat *st);
 /* A later entry replaced the directory at PATH: its metadata is moot. */
 void dirmeta_forget(struct dirmeta *dm, const char *path);
+/* The directory ST is gone (a later entry replaced it, by whatever name
+ * reached it): its metadata is moot.  By identity, at the moment it goes,
+ * not at the end, where a new directory may have taken its inode number
+ * (then --jobs=N and --jobs=1 could differ by where the file system
+ * reused it). */
+void dirmeta_forget_dir(struct dirmeta *dm, const struct stat *st);
 /* Children before parents. */
 void dirmeta_sort(struct dirmeta *dm);
 /* Apply record I: its outcome (SE_CREATED when all went on). */
