@@ -52,22 +52,26 @@ static void hold(const void *buf, size_t n)
 	}
 }
 
+/* REAL (looked up as SYM on first use) after the hold. */
+static ssize_t held(pwrite_fn *real, const char *sym, int fd, const void *buf,
+		    size_t n, off_t off)
+{
+	if (!*real)
+		*real = (pwrite_fn)dlsym(RTLD_NEXT, sym);
+	hold(buf, n);
+	return (*real)(fd, buf, n, off);
+}
+
 ssize_t pwrite64(int fd, const void *buf, size_t n, off_t off)
 {
 	static pwrite_fn real;
 
-	if (!real)
-		real = (pwrite_fn)dlsym(RTLD_NEXT, "pwrite64");
-	hold(buf, n);
-	return real(fd, buf, n, off);
+	return held(&real, "pwrite64", fd, buf, n, off);
 }
 
 ssize_t pwrite(int fd, const void *buf, size_t n, off_t off)
 {
 	static pwrite_fn real;
 
-	if (!real)
-		real = (pwrite_fn)dlsym(RTLD_NEXT, "pwrite");
-	hold(buf, n);
-	return real(fd, buf, n, off);
+	return held(&real, "pwrite", fd, buf, n, off);
 }
