@@ -476,12 +476,23 @@ struct outcome commit_pending(const struct commit *c, size_t i)
 {
 	struct pending *p = &c->dur->pend[i];
 	struct outcome o;
+	int dirfd;
 
 	if (p->cancelled || !p->tmp[0])
 		return ok(SE_SKIPPED);
 	/* The outcome was reported with the entry; a later entry of the
 	 * name has cancelled this one, so -k holds here too. */
-	o = place(c, durable_dirfd(c->dur, p), p->tmp, p->leaf, p->path);
+	dirfd = durable_dirfd(c->dur, p);
+	if (dirfd < 0) {
+		/* Its directory was closed to save descriptors, and another
+		 * process put another directory at its path: the object is
+		 * not renamed into a directory the run did not make it in. */
+		p->tmp[0] = '\0';
+		return dirfd == -ESTALE ?
+		       fail("its directory was replaced during extraction", ESTALE) :
+		       resolve_outcome(c->rs->in_root, -dirfd);
+	}
+	o = place(c, dirfd, p->tmp, p->leaf, p->path);
 	p->tmp[0] = '\0';
 	return o;
 }

@@ -45,8 +45,10 @@ struct pending *durable_at(struct durable *d, int dirfd, const char *leaf)
 void durable_cancel(struct durable *d, struct pending *p)
 {
 	char key[SE_PATH_MAX + 64];
+	int fd = durable_dirfd(d, p);
 
-	unlinkat(d->dirh[p->dir].fd, p->tmp, 0);
+	if (fd >= 0)
+		unlinkat(fd, p->tmp, 0);
 	p->tmp[0] = '\0';
 	p->cancelled = true;
 	pend_key(key, sizeof(key), d->dirh[p->dir].dev, d->dirh[p->dir].ino, p->leaf);
@@ -74,9 +76,31 @@ bool durable_blocks(struct durable *d, const char *path)
 	return false;
 }
 
-/* The handle of directory DIRFD, opened once for all its pending names. */
-static size_t dir_handle(struct durable *d, int dirfd, const struct stat *dst)
+/* Give handle I an fd of its own, closing the oldest open one when
+ * DURABLE_OPEN_DIRS are open.  FD is taken over. */
+static void handle_open(struct durable *d, size_t i, int fd)
 {
+	if (d->n_open < DURABLE_OPEN_DIRS) {
+		d->open[d->n_open++] = i;
+	} else {
+		struct dir_handle *old = &d->dirh[d->open[d->next]];
+
+		close(old->fd);
+		old->fd = -1;
+		d->open[d->next] = i;
+		d->next = (d->next + 1) % DURABLE_OPEN_DIRS;
+	}
+	d->dirh[i].fd = fd;
+}
+
+/*
+ * The handle of directory DIRFD (at PATH's parent), found by identity.
+ * A closed one gets a copy of DIRFD, which is the same directory.
+ */
+static size_t dir_handle(struct durable *d, int dirfd, const struct stat *dst,
+			 const char *path, const char *leaf)
+{
+	size_t plen = strlen(path), llen = strlen(leaf);
 	char key[64];
 	size_t i;
 	int fd;
@@ -84,26 +108,65 @@ static size_t dir_handle(struct durable *d, int dirfd, const struct stat *dst)
 	snprintf(key, sizeof(key), "%llx:%llx", (unsigned long long)dst->st_dev,
 		 (unsigned long long)dst->st_ino);
 	i = map_get(&d->dirh_index, key);
-	if (i != MAP_NONE)
+	if (i != MAP_NONE && d->dirh[i].fd >= 0)
 		return i;
+	fd = fcntl(dirfd, F_DUPFD_CLOEXEC, 3);
+	if (fd < 0)
+		return MAP_NONE;
+	if (i != MAP_NONE) {
+		handle_open(d, i, fd);
+		return i;
+	}
 	if (d->n_dirh == d->cap_dirh) {
 		size_t cap = d->cap_dirh ? d->cap_dirh * 2 : 64;
 		struct dir_handle *n = realloc(d->dirh, cap * sizeof(*n));
 
 		if (!n)
-			return MAP_NONE;
+			goto oom;
 		d->dirh = n;
 		d->cap_dirh = cap;
 	}
-	fd = fcntl(dirfd, F_DUPFD_CLOEXEC, 3);
-	if (fd < 0)
-		return MAP_NONE;
+	/* PATH ends in LEAF: what comes before is the directory's path. */
+	if (llen > plen || strcmp(path + plen - llen, leaf) != 0)
+		llen = plen;
+	plen -= llen;
+	while (plen && path[plen - 1] == '/')
+		plen--;
+	d->dirh[d->n_dirh] = (struct dir_handle){ -1, dst->st_dev, dst->st_ino,
+						  strndup(path, plen) };
+	if (!d->dirh[d->n_dirh].path)
+		goto oom;
 	if (!map_put(&d->dirh_index, key, d->n_dirh)) {
-		close(fd);
-		return MAP_NONE;
+		free(d->dirh[d->n_dirh].path);
+		goto oom;
 	}
-	d->dirh[d->n_dirh] = (struct dir_handle){ fd, dst->st_dev, dst->st_ino };
+	handle_open(d, d->n_dirh, fd);
 	return d->n_dirh++;
+oom:
+	close(fd);
+	errno = ENOMEM;
+	return MAP_NONE;
+}
+
+int durable_dirfd(struct durable *d, const struct pending *p)
+{
+	struct dir_handle *h = &d->dirh[p->dir];
+	struct stat st;
+	int fd;
+
+	if (h->fd >= 0)
+		return h->fd;
+	if (!d->rs)
+		return -EBADF;
+	fd = rs_open_dir(d->rs, h->path, O_PATH, false, 0);
+	if (fd < 0)
+		return fd;
+	if (fstat(fd, &st) < 0 || st.st_dev != h->dev || st.st_ino != h->ino) {
+		close(fd);
+		return -ESTALE;
+	}
+	handle_open(d, p->dir, fd);
+	return fd;
 }
 
 int durable_add(struct durable *d, int dirfd, const char *tmp, const char *leaf,
@@ -116,8 +179,7 @@ int durable_add(struct durable *d, int dirfd, const char *tmp, const char *leaf,
 
 	if (fstat(dirfd, &dst) < 0)
 		return -errno;
-	errno = ENOMEM;
-	dir = dir_handle(d, dirfd, &dst);
+	dir = dir_handle(d, dirfd, &dst, path, leaf);
 	if (dir == MAP_NONE)
 		return -errno;
 	if (d->n_pend == d->cap_pend) {
@@ -162,8 +224,10 @@ void durable_cleanup(struct durable *d)
 	for (size_t i = 0; i < d->n_pend; i++) {
 		struct pending *p = &d->pend[i];
 
-		if (p->tmp[0])
-			unlinkat(d->dirh[p->dir].fd, p->tmp, 0);
+		int fd = p->tmp[0] ? durable_dirfd(d, p) : -1;
+
+		if (fd >= 0)
+			unlinkat(fd, p->tmp, 0);
 		p->tmp[0] = '\0';
 	}
 }
@@ -177,9 +241,12 @@ void durable_free(struct durable *d)
 	}
 	free(d->pend);
 	map_free(&d->pend_index);
-	for (size_t i = 0; i < d->n_dirh; i++)
-		close(d->dirh[i].fd);
+	for (size_t i = 0; i < d->n_dirh; i++) {
+		if (d->dirh[i].fd >= 0)
+			close(d->dirh[i].fd);
+		free(d->dirh[i].path);
+	}
 	free(d->dirh);
 	map_free(&d->dirh_index);
-	memset(d, 0, sizeof(*d));
+	*d = (struct durable){ .rs = d->rs };
 }

@@ -12,13 +12,25 @@
 #include <sys/stat.h>
 
 #include "map.h"
+#include "resolve.h"
 
-/* A directory that holds pending renames, kept open so the rename
- * happens in the directory the temporary was made in. */
+/*
+ * At most this many directories holding pending renames stay open.  A
+ * tree has more directories than a process has descriptors (before: one
+ * fd per directory, and --durable stopped with EMFILE past ~1,000); a
+ * closed one is opened again through the resolver and must be the same
+ * directory (dev:ino), or its pending objects fail.
+ */
+#define DURABLE_OPEN_DIRS 8
+
+/* A directory that holds pending renames: the rename happens in the
+ * directory the temporary was made in, by identity, never in another
+ * that took its path meanwhile. */
 struct dir_handle {
-	int fd;
+	int fd;				/* -1 while closed */
 	dev_t dev;
 	ino_t ino;
+	char *path;			/* cleaned path from the root, to open it again */
 };
 
 struct pending {
@@ -32,12 +44,15 @@ struct pending {
 };
 
 struct durable {
+	struct resolver *rs;		/* opens a closed handle again */
 	struct pending *pend;
 	size_t n_pend, cap_pend;
 	struct map pend_index;		/* "dev:ino/leaf" and "p:path" -> pend[] */
 	struct dir_handle *dirh;
 	size_t n_dirh, cap_dirh;
 	struct map dirh_index;		/* "dev:ino" -> dirh[] */
+	size_t open[DURABLE_OPEN_DIRS];	/* the handles with an fd, oldest at next */
+	size_t n_open, next;
 };
 
 /* The live pending object at LEAF of the directory DIRFD, or NULL. */
@@ -49,11 +64,12 @@ void durable_cancel(struct durable *d, struct pending *p);
 /* Queue TMP in DIRFD for LEAF: 0, or -errno (ENOMEM, or the dup). */
 int durable_add(struct durable *d, int dirfd, const char *tmp, const char *leaf,
 		const char *path, const char *name, const char *type);
-/* The directory fd a pending object lives in. */
-static inline int durable_dirfd(const struct durable *d, const struct pending *p)
-{
-	return d->dirh[p->dir].fd;
-}
+/*
+ * The directory fd a pending object lives in, opened again when it was
+ * closed: an fd owned by D, valid until the next durable_* call; or
+ * -errno (-ESTALE: another directory now has its path).
+ */
+int durable_dirfd(struct durable *d, const struct pending *p);
 /* Remove every temporary still pending (a run that stops). */
 void durable_cleanup(struct durable *d);
 void durable_free(struct durable *d);

@@ -911,9 +911,11 @@ static struct outcome do_hardlink(struct pipeline *pl, struct fill_result *res)
 		pend = (pl->pol.opts & SE_OPT_DURABLE) ? durable_at(&pl->dur, dirfd, leaf) : NULL;
 		if (pend) {
 			close(dirfd);
-			dirfd = fcntl(durable_dirfd(&pl->dur, pend), F_DUPFD_CLOEXEC, 3);
+			dirfd = durable_dirfd(&pl->dur, pend);
+			if (dirfd >= 0 && (dirfd = fcntl(dirfd, F_DUPFD_CLOEXEC, 3)) < 0)
+				dirfd = -errno;
 			if (dirfd < 0)
-				return resolve_outcome(pl->rs->in_root, errno);
+				return resolve_outcome(pl->rs->in_root, -dirfd);
 			snprintf(at, sizeof(at), "%s", pend->tmp);
 		}
 	} else {

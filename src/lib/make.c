@@ -41,9 +41,13 @@ int make_hardlink(const struct make_ctx *c, int dirfd, const char *name)
 			p = durable_at(c->dur, tdir, tleaf);
 			close(tdir);
 		}
-		if (p)
-			return linkat(durable_dirfd(c->dur, p), p->tmp, dirfd, name, 0) < 0 ?
-			       -errno : 0;
+		if (p) {
+			int pdir = durable_dirfd(c->dur, p);
+
+			if (pdir < 0)
+				return pdir;
+			return linkat(pdir, p->tmp, dirfd, name, 0) < 0 ? -errno : 0;
+		}
 	}
 	return rs_link(c->rs, c->plan->target, dirfd, name);
 }

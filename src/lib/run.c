@@ -68,6 +68,7 @@ SE_EXPORT se_run *se_run_new(se_root *root, unsigned long long opts)
 	run->root = root;
 	pl->rs = root ? &root->rs : NULL;
 	pl->cm.rs = pl->rs;
+	pl->dur.rs = pl->rs;
 	pl->layer.rs = pl->rs;
 	pl->layer.dm = &pl->dm;
 	pl->pol.rs = pl->rs;

@@ -16,6 +16,7 @@ SE_HARDENING_TESTS = \
 	tests/hardening/iso-out-of-order.test \
 	tests/hardening/libarchive-message-escaping.test \
 	tests/hardening/durable-same-tree.test \
+	tests/hardening/durable-many-directories.test \
 	tests/hardening/durable-in-root-relinked-dir.test \
 	tests/hardening/metadata-failure-keeps-file.test \
 	tests/hardening/utf8-member-names.test \
