@@ -290,7 +290,13 @@ int se_run_set_whiteouts(se_run *run, int format);
 
 enum se_stage { SE_BEFORE, SE_AFTER };
 enum se_action { SE_CREATED, SE_REPLACED, SE_SKIPPED, SE_REFUSED, SE_FAILED,
-		 SE_INCOMPLETE /* at its name, but some metadata is missing */ };
+		 SE_INCOMPLETE /* at its name, but some metadata is missing */,
+		 /* Reported a second time, after the run: the entry is at its
+		  * name, but its data came after the input's last passed check
+		  * (a gzip member's trailer, a zstd frame's end, an xz
+		  * stream's end) and the stream then failed one.  Never under
+		  * SE_OPT_DURABLE, which renames nothing then. */
+		 SE_UNVERIFIED };
 /* What an entry callback returns. */
 enum { SE_CONTINUE, SE_SKIP, SE_ABORT };
 

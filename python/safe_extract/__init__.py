@@ -230,8 +230,10 @@ path    the name used, cleaned, relative to the destination (str; bytes
         the raw name when it was refused before it could be cleaned
 type    "file", "directory", "symlink", "hardlink", "fifo", "char-device",
         "block-device", "socket" or "unknown"
-action  "created", "replaced", "skipped", "refused", "failed" or
-        "incomplete"; None for the entry on_entry() sees before it is made
+action  "created", "replaced", "skipped", "refused", "failed",
+        "incomplete", or "unverified" (an entry listed a second time: the
+        compressed stream failed a check after its data; the run raises);
+        None for the entry on_entry() sees before it is made
 reason  why it was refused or failed (printable ASCII), or None
 errno   an errno value, or 0
 name    the raw name from the archive (what the JSON report calls path)

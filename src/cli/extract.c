@@ -628,7 +628,7 @@ static int entry_cb(void *data, struct se_entry *e)
 		return before_entry(ui, e->entry);
 	entry_warnings(ui, e);
 	if (e->action == SE_REFUSED || e->action == SE_FAILED ||
-	    e->action == SE_INCOMPLETE) {
+	    e->action == SE_INCOMPLETE || e->action == SE_UNVERIFIED) {
 		se_escape(e->name, esc, sizeof(esc));
 		/* The library's reasons are safe for a terminal already. */
 		snprintf(why, sizeof(why), "%s", e->reason ? e->reason : "");

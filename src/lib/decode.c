@@ -52,12 +52,19 @@ struct decoder {
 	ZSTD_DStream *zd;
 	ZSTD_inBuffer zin;
 	size_t zlast;			/* 0 when the last frame is complete */
+	uint64_t produced;		/* decoded bytes handed on so far */
+	/* Decoded bytes that a check has covered (a gzip member's trailer,
+	 * a zstd frame's end, the end of an xz stream): written by the
+	 * decoding thread, read by the run's (decode_verified). */
+	uint64_t verified;
+	uint64_t ver_read;		/* the reader's: as of its last block */
 
 	/* Shared, under mu. */
 	pthread_mutex_t mu;
 	pthread_cond_t filled, freed;
 	unsigned char *buf[RING];
 	size_t len[RING];
+	uint64_t ver[RING];		/* "verified" when each was filled */
 	unsigned head, count;		/* filled buffers from head */
 	bool held;			/* buf[head] is with the reader */
 	bool eof, failed, stop;
@@ -87,6 +94,12 @@ const char *decode_name(enum dec_kind k)
 	case DEC_ZSTD: return "zstd";
 	default: return "none";
 	}
+}
+
+/* Everything decoded up to OUT's position AT has passed a check. */
+static void checked(struct decoder *d, const unsigned char *out, const unsigned char *at)
+{
+	__atomic_store_n(&d->verified, d->produced + (uint64_t)(at - out), __ATOMIC_RELEASE);
 }
 
 /* The decoder thread's error, for the reader to find after the data. */
@@ -145,6 +158,7 @@ static ssize_t gz_produce(struct decoder *d, unsigned char *out, size_t cap)
 		if (st == GUNZIP_ERROR)
 			return failure(d, err, "gzip", msg);
 		if (st == GUNZIP_MEMBER_END) {
+			checked(d, out, next_out);
 			for (;;) {
 				ssize_t n;
 
@@ -208,8 +222,12 @@ static ssize_t xz_produce(struct decoder *d, unsigned char *out, size_t cap)
 			xs->avail_in = (size_t)n;
 		}
 		r = lzma_code(xs, d->raw_eof ? LZMA_FINISH : LZMA_RUN);
-		if (r == LZMA_STREAM_END)
+		/* liblzma checks each block but does not say where one ends:
+		 * only the end of the whole input is a verified point. */
+		if (r == LZMA_STREAM_END) {
+			checked(d, out, xs->next_out);
 			break;
+		}
 		if (r != LZMA_OK)
 			return failure(d, r == LZMA_MEM_ERROR ? ENOMEM : EILSEQ,
 				       "xz", lzma_msg(r));
@@ -245,18 +263,35 @@ static ssize_t zstd_produce(struct decoder *d, unsigned char *out, size_t cap)
 		if (ZSTD_isError(r))
 			return failure(d, EILSEQ, "zstd", ZSTD_getErrorName(r));
 		d->zlast = r;
+		if (r == 0)	/* a frame ended, its checksum (if any) matched */
+			checked(d, out, out + zout.pos);
 	}
 	return (ssize_t)zout.pos;
 }
 
 static ssize_t produce(struct decoder *d, unsigned char *out, size_t cap)
 {
+	ssize_t n;
+
 	switch (d->kind) {
-	case DEC_GZIP: return gz_produce(d, out, cap);
-	case DEC_XZ: return xz_produce(d, out, cap);
-	case DEC_ZSTD: return zstd_produce(d, out, cap);
+	case DEC_GZIP: n = gz_produce(d, out, cap); break;
+	case DEC_XZ: n = xz_produce(d, out, cap); break;
+	case DEC_ZSTD: n = zstd_produce(d, out, cap); break;
 	default: return failure(d, EINVAL, "no decoder", NULL);
 	}
+	if (n > 0)
+		d->produced += (uint64_t)n;
+	else if (n == 0)	/* the end: complete and checked */
+		checked(d, out, out);
+	return n;
+}
+
+/* The reader's view moves with the blocks it takes, never with how far
+ * the thread has got: the same input gives the same answers after each
+ * block, with or without a thread (--jobs=N reports as --jobs=1). */
+uint64_t decode_verified(struct decoder *d)
+{
+	return d->ver_read;
 }
 
 static void *decoder_main(void *arg)
@@ -287,6 +322,7 @@ static void *decoder_main(void *arg)
 			d->eof = true;
 		} else {
 			d->len[slot] = (size_t)n;
+			d->ver[slot] = __atomic_load_n(&d->verified, __ATOMIC_RELAXED);
 			d->count++;
 		}
 		pthread_cond_signal(&d->filled);
@@ -426,6 +462,7 @@ ssize_t decode_read(struct decoder *d, const void **buf, int *err,
 		} else if (n == 0) {
 			d->eof = true;
 		}
+		d->ver_read = __atomic_load_n(&d->verified, __ATOMIC_ACQUIRE);
 		*buf = d->buf[0];
 		return n;
 	}
@@ -458,11 +495,16 @@ ssize_t decode_read(struct decoder *d, const void **buf, int *err,
 	if (d->count > 0) {
 		*buf = d->buf[d->head];
 		n = (ssize_t)d->len[d->head];
+		d->ver_read = d->ver[d->head];
 		d->held = true;
-	} else if (d->failed) {
-		*err = d->err;
-		*msg = d->msg;
-		n = -1;
+	} else {
+		/* The thread is done: where its checks ended. */
+		d->ver_read = __atomic_load_n(&d->verified, __ATOMIC_ACQUIRE);
+		if (d->failed) {
+			*err = d->err;
+			*msg = d->msg;
+			n = -1;
+		}
 	}
 	pthread_mutex_unlock(&d->mu);
 	return n;

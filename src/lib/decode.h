@@ -42,6 +42,13 @@ int decode_start(struct decoder **d, const struct decode_opts *o,
  * stream, which is complete and checked; -1 with *ERR and *MSG on error. */
 ssize_t decode_read(struct decoder *d, const void **buf, int *err,
 		    const char **msg);
+/*
+ * How many of the decoded bytes a check has covered so far: a gzip
+ * member's CRC32 and size, a zstd frame's end (and checksum), the end of
+ * an xz input (liblzma does not say where its checked blocks end).  After
+ * decode_read failed, where the last good check left off.
+ */
+uint64_t decode_verified(struct decoder *d);
 /* Stop the thread and free everything.  The raw reader must return soon:
  * wake it first. */
 void decode_end(struct decoder *d);

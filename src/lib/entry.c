@@ -56,6 +56,7 @@ struct record {
 	struct entry_meta meta;
 	char reason[REASON_MAX];	/* a decided outcome's reason */
 	uint64_t bytes;
+	struct stream_pos at;		/* where its data ended in the input */
 	bool have_sha;
 	unsigned char sha[32];
 	struct attr_blob *attrs;
@@ -183,14 +184,120 @@ static void end_journal(struct pipeline *pl)
 
 /* ---- reporting ------------------------------------------------------------ */
 
+/* ---- entries the input's checks have not covered yet ---------------------- */
+
+/* Where the input is now: the end of the entry just read (what the
+ * format has consumed of the decoded stream), and how far the checks
+ * had got by then (input.h). */
+static struct stream_pos stream_now(const struct pipeline *pl)
+{
+	if (!pl->in || !pl->ar)
+		return (struct stream_pos){ 0, UINT64_MAX };
+	return (struct stream_pos){ (uint64_t)archive_filter_bytes(pl->ar, 0),
+				    input_verified(pl->in, pl->ar) };
+}
+
+static void unchecked_free(struct unchecked *u)
+{
+	free(u->name);
+	free(u->path);
+	u->name = u->path = NULL;
+}
+
+/*
+ * An entry is at its name: keep it while its data ends past the verified
+ * point.  AT is the position taken when the entry was read, so the list
+ * is the same whatever --jobs says (records are reported later with
+ * threads, when the checks may have got further).  Only a name that
+ * lands now counts: --durable renames nothing before the whole stream
+ * has passed its checks.
+ */
+static void unchecked_note(struct pipeline *pl, const char *name, const char *path,
+			   const char *type, struct outcome o, struct stream_pos at)
+{
+	struct unchecked *u;
+
+	while (pl->first_unv < pl->n_unv && pl->unv[pl->first_unv].end <= at.verified)
+		unchecked_free(&pl->unv[pl->first_unv++]);
+	if (pl->first_unv == pl->n_unv)
+		pl->first_unv = pl->n_unv = 0;
+	if ((o.act != SE_CREATED && o.act != SE_REPLACED && o.act != SE_INCOMPLETE) ||
+	    at.end <= at.verified || (pl->pol.opts & (SE_OPT_DURABLE | SE_OPT_DRY_RUN)))
+		return;
+	if (pl->n_unv - pl->first_unv >= UNCHECKED_MAX) {
+		pl->unv_dropped++;
+		return;
+	}
+	if (pl->first_unv > 0 && pl->n_unv == pl->cap_unv) {
+		memmove(pl->unv, pl->unv + pl->first_unv,
+			(pl->n_unv - pl->first_unv) * sizeof(*pl->unv));
+		pl->n_unv -= pl->first_unv;
+		pl->first_unv = 0;
+	}
+	if (pl->n_unv == pl->cap_unv) {
+		size_t cap = pl->cap_unv ? pl->cap_unv * 2 : 64;
+		struct unchecked *n = realloc(pl->unv, cap * sizeof(*n));
+
+		if (!n) {
+			pl->unv_dropped++;
+			return;
+		}
+		pl->unv = n;
+		pl->cap_unv = cap;
+	}
+	u = &pl->unv[pl->n_unv];
+	*u = (struct unchecked){ strdup(name), strdup(path), type, at.end };
+	if (!u->name || !u->path) {
+		unchecked_free(u);
+		pl->unv_dropped++;
+		return;
+	}
+	pl->n_unv++;
+}
+
 static void report(struct pipeline *pl, const char *name, const char *path,
 		   const char *type, struct outcome o, uint64_t bytes,
-		   const unsigned char *sha, const struct entry_meta *meta)
+		   const unsigned char *sha, const struct entry_meta *meta,
+		   struct stream_pos at)
 {
 	struct report_rec rec = { name, path, type, o, bytes, sha, meta };
 
 	if (!report_entry(&pl->rep, &rec))
 		pl->fatal = true;
+	unchecked_note(pl, name, path, type, o, at);
+}
+
+void pipe_unverified(struct pipeline *pl, const char *why)
+{
+	uint64_t verified = pl->in && pl->ar ? input_verified(pl->in, pl->ar) : UINT64_MAX;
+	char reason[REASON_MAX];
+
+	snprintf(reason, sizeof(reason),
+		 "at its name, but the input failed its check after this entry's data: %s",
+		 why);
+	for (size_t i = pl->first_unv; i < pl->n_unv; i++) {
+		struct unchecked *u = &pl->unv[i];
+		struct report_rec rec = {
+			u->name, u->path, u->type,
+			(struct outcome){ SE_UNVERIFIED, reason, EILSEQ, false }, 0, NULL, NULL
+		};
+
+		if (u->end > verified && !pl->rep.report_failed)
+			report_entry(&pl->rep, &rec);
+	}
+	if (pl->unv_dropped)
+		report_log(&pl->rep, SE_LOG_ERROR,
+			   "up to %llu more entries were written unverified (not listed: more than %d)",
+			   (unsigned long long)pl->unv_dropped, UNCHECKED_MAX);
+	pipe_verified(pl);
+}
+
+void pipe_verified(struct pipeline *pl)
+{
+	for (size_t i = pl->first_unv; i < pl->n_unv; i++)
+		unchecked_free(&pl->unv[i]);
+	pl->first_unv = pl->n_unv = 0;
+	pl->unv_dropped = 0;
 }
 
 int pipe_stop_at(struct pipeline *pl, struct archive *a, const char *name,
@@ -262,7 +369,7 @@ static void rec_finish(struct pipeline *pl, struct record *r)
 		rec_names(pl, r, -1);
 	}
 	report(pl, r->name, r->path, r->type, o, r->bytes, r->have_sha ? r->sha : NULL,
-	       &r->meta);
+	       &r->meta, r->at);
 	if (o.fatal && !pl->fatal)
 		pipe_stop_at(pl, pl->ar, r->name, o);
 	else if (o.fatal)
@@ -338,7 +445,7 @@ static void report_in_turn(struct pipeline *pl, struct outcome o, const char *pa
 		if (busy(pl) && !pipe_collect(pl, true))
 			return;
 		report(pl, p->name, path, p->type, o, res->bytes,
-		       res->have_digest ? res->digest : NULL, &meta);
+		       res->have_digest ? res->digest : NULL, &meta, stream_now(pl));
 		return;
 	}
 	r = calloc(1, sizeof(*r));
@@ -350,7 +457,8 @@ static void report_in_turn(struct pipeline *pl, struct outcome o, const char *pa
 	if (!r) {
 		/* Out of memory: report now, after everything before it. */
 		if (pipe_collect(pl, true))
-			report(pl, p->name, path, p->type, o, res->bytes, NULL, &meta);
+			report(pl, p->name, path, p->type, o, res->bytes, NULL, &meta,
+			       stream_now(pl));
 		return;
 	}
 	r->job.kind = JOB_NOTHING;
@@ -366,6 +474,7 @@ static void report_in_turn(struct pipeline *pl, struct outcome o, const char *pa
 	}
 	r->job.o = o;
 	r->bytes = res->bytes;
+	r->at = stream_now(pl);
 	r->have_sha = res->have_digest;
 	memcpy(r->sha, res->digest, sizeof(r->sha));
 	pool_submit(pl->pool, &r->job);
@@ -741,6 +850,7 @@ static struct outcome file_pooled(struct pipeline *pl, int dirfd, const char *le
 	j->ts[0] = p->times[0];
 	j->ts[1] = p->times[1];
 	r->bytes = res->bytes;
+	r->at = stream_now(pl);
 	r->have_sha = res->have_digest;
 	memcpy(r->sha, res->digest, sizeof(r->sha));
 	if (follows_links(pl)) {
@@ -1185,7 +1295,8 @@ bool pipe_finish(struct pipeline *pl)
 		struct entry_meta meta = { .size = -1 };
 
 		if (o.act == SE_REFUSED || o.act == SE_FAILED)
-			report(pl, pd->name, pd->path, pd->type, o, 0, NULL, &meta);
+			report(pl, pd->name, pd->path, pd->type, o, 0, NULL, &meta,
+			       (struct stream_pos){ 0, 0 });
 		if (o.fatal)
 			return false;
 	}
@@ -1198,7 +1309,8 @@ bool pipe_finish(struct pipeline *pl)
 		const char *name = d->path[0] ? d->path : ".";
 
 		if (o.act == SE_REFUSED || o.act == SE_FAILED || o.act == SE_INCOMPLETE)
-			report(pl, name, name, "directory", o, 0, NULL, &meta);
+			report(pl, name, name, "directory", o, 0, NULL, &meta,
+			       (struct stream_pos){ 0, 0 });
 	}
 	if (durable && !sync_dest(pl))
 		return false;
@@ -1234,6 +1346,10 @@ void pipe_free(struct pipeline *pl)
 	dirmeta_free(&pl->dm);
 	free(pl->linked);
 	pl->linked = NULL;
+	pipe_verified(pl);
+	free(pl->unv);
+	pl->unv = NULL;
+	pl->cap_unv = 0;
 	plan_free(&pl->plan);
 	layer_free(&pl->layer);
 	policy_free(&pl->pol);

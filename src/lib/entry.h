@@ -24,6 +24,7 @@
 #include "commit.h"
 #include "dirmeta.h"
 #include "durable.h"
+#include "input.h"
 #include "journal.h"
 #include "layer.h"
 #include "plan.h"
@@ -31,6 +32,14 @@
 #include "pool.h"
 #include "report.h"
 #include "tmpname.h"
+
+/* A point of the input: bytes read, and how many a check had covered. */
+struct stream_pos {
+	uint64_t end, verified;
+};
+
+/* Unverified entries listed by name at most; the rest are counted. */
+#define UNCHECKED_MAX 100000
 
 struct pipeline {
 	struct policy pol;
@@ -60,6 +69,14 @@ struct pipeline {
 	struct { dev_t dev; ino_t ino; } *linked;
 	size_t n_linked, cap_linked;
 
+	/* Entries at their names whose data ends past the input's last
+	 * verified point: reported again as unverified if the stream then
+	 * fails its check (pipe_unverified).  Oldest first. */
+	const struct input *in;		/* the run's readers */
+	struct unchecked { char *name, *path; const char *type; uint64_t end; } *unv;
+	size_t n_unv, first_unv, cap_unv;
+	uint64_t unv_dropped;		/* past UNCHECKED_MAX: counted only */
+
 	struct plan plan;		/* the entry in progress, decoded once */
 	struct archive *ar;		/* its archive */
 	char last[1024];		/* the last name read, for messages */
@@ -80,6 +97,11 @@ bool pipe_finish(struct pipeline *pl);
 /* Say why the run stops at the entry named NAME, and stop it. */
 int pipe_stop_at(struct pipeline *pl, struct archive *a, const char *name,
 		 struct outcome o);
+/* The input stream failed its check (WHY): every entry written past its
+ * last verified point is reported again, as unverified. */
+void pipe_unverified(struct pipeline *pl, const char *why);
+/* A new archive: what the last one wrote was checked to its end. */
+void pipe_verified(struct pipeline *pl);
 /* Remove every temporary the run still owns (fatal error, cancel). */
 void pipe_cleanup(struct pipeline *pl);
 void pipe_free(struct pipeline *pl);

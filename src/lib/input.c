@@ -65,6 +65,10 @@ struct source {
 	int n_layers;
 	struct decoder *dec;		/* the outermost decoder, or NULL */
 	bool dec_eof;			/* its last block was read */
+	uint64_t verified;		/* decoded bytes a passed check covered */
+	bool failed;			/* the stream failed (a check, a read) */
+	char why[256];			/* and why */
+	bool checked;			/* it had a decoder: checks to come */
 	volatile sig_atomic_t stopping;	/* the decoder is being stopped */
 	volatile sig_atomic_t never;	/* "not cancelled", without a run */
 	int wake[2];			/* wakes the decoder's raw reads */
@@ -247,6 +251,7 @@ static int source_push_decoder(struct archive *a, struct source *s,
 	}
 	s->n_layers++;
 	s->dec = l->dec;
+	s->checked = true;
 	return 0;
 }
 
@@ -280,9 +285,26 @@ static ssize_t source_start(struct archive *a, struct source *s)
 	}
 }
 
-static la_ssize_t source_read(struct archive *a, void *data, const void **buf)
+/* Where the checks have got to: one decoder says; with a decoder over
+ * another, the outer one's checks cover bytes the inner one has not
+ * checked yet, so nothing counts as verified before the end. */
+static void note_verified(struct source *s)
 {
-	struct source *s = data;
+	if (s->dec && s->n_layers == 1)
+		s->verified = decode_verified(s->dec);
+}
+
+static void source_failed(struct archive *a, struct source *s)
+{
+	const char *msg = archive_error_string(a);
+
+	if (!s->failed)
+		snprintf(s->why, sizeof(s->why), "%s", msg ? msg : "cannot read the archive");
+	s->failed = true;
+}
+
+static la_ssize_t source_block(struct archive *a, struct source *s, const void **buf)
+{
 	const char *msg = NULL;
 	int err = 0;
 	ssize_t n;
@@ -328,6 +350,17 @@ static la_ssize_t source_read(struct archive *a, void *data, const void **buf)
 	return n;
 }
 
+static la_ssize_t source_read(struct archive *a, void *data, const void **buf)
+{
+	struct source *s = data;
+	la_ssize_t n = source_block(a, s, buf);
+
+	if (n < 0)
+		source_failed(a, s);
+	note_verified(s);
+	return n;
+}
+
 /*
  * After the archive's last entry: read the rest of a compressed stream,
  * so that its trailer is checked even when the archive format stopped
@@ -344,8 +377,10 @@ static bool source_drain(struct archive *a, struct source *s)
 		int err = 0;
 		ssize_t n = decode_read(s->dec, &buf, &err, &msg);
 
+		note_verified(s);
 		if (n < 0) {
 			archive_set_error(a, err, "%s", msg);
+			source_failed(a, s);
 			return false;
 		}
 		if (n == 0)
@@ -644,6 +679,22 @@ int input_finish(struct input *in, struct archive *a)
 	if (!source_drain(a, s))
 		return -EILSEQ;
 	return 0;
+}
+
+uint64_t input_verified(const struct input *in, const struct archive *a)
+{
+	const struct source *s = in->cur;
+
+	/* Not a reader of ours, no decoder, or one at its checked end: no
+	 * check is still to come. */
+	if (!s || s->ar != a || !s->checked || s->dec_eof)
+		return UINT64_MAX;
+	return s->verified;
+}
+
+const char *input_failure(const struct input *in)
+{
+	return in->cur && in->cur->failed ? in->cur->why : NULL;
 }
 
 void input_release(struct input *in)

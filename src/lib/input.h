@@ -38,6 +38,18 @@ bool input_formats_known(const char *list);
 /* After the archive's last entry: check what is left of its stream (the
  * trailers).  0, or -errno with the archive's error set. */
 int input_finish(struct input *in, struct archive *a);
+/*
+ * How many bytes of archive A's decoded stream a check has covered as of
+ * the last block handed to libarchive (gzip members, zstd frames, the end
+ * of an xz input); UINT64_MAX when no check is still to come (not a reader
+ * of this module, no compression, or a stream checked to its end).  Its
+ * entries whose data ends past that point (archive_filter_bytes(A, 0)),
+ * in a stream that then fails, were written unverified.
+ */
+uint64_t input_verified(const struct input *in, const struct archive *a);
+/* Why the newest reader's stream failed (a check, a truncation, a read),
+ * or NULL. */
+const char *input_failure(const struct input *in);
 /* Let go of the readers (they may outlive the run). */
 void input_release(struct input *in);
 

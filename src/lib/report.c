@@ -23,6 +23,7 @@ static const char *const action_names[] = {
 	[SE_REFUSED] = "refused",
 	[SE_FAILED] = "failed",
 	[SE_INCOMPLETE] = "incomplete",
+	[SE_UNVERIFIED] = "unverified",
 };
 
 SE_EXPORT const char *se_action_name(enum se_action a)

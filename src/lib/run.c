@@ -69,6 +69,7 @@ SE_EXPORT se_run *se_run_new(se_root *root, unsigned long long opts)
 	pl->rs = root ? &root->rs : NULL;
 	pl->cm.rs = pl->rs;
 	pl->dur.rs = pl->rs;
+	pl->in = &run->in;
 	pl->layer.rs = pl->rs;
 	pl->layer.dm = &pl->dm;
 	pl->pol.rs = pl->rs;
@@ -328,6 +329,16 @@ static const char *archive_msg(struct archive *a)
 	       "damaged or truncated (no detail from libarchive)";
 }
 
+/* The run stops: when its input failed a check, the entries written
+ * since the last check that passed are reported again, unverified. */
+static void stream_failed(se_run *run)
+{
+	const char *why = input_failure(&run->in);
+
+	if (why)
+		pipe_unverified(&run->pl, why);
+}
+
 SE_EXPORT int se_run_archive(se_run *run, struct archive *a)
 {
 	struct pipeline *pl = &run->pl;
@@ -339,6 +350,8 @@ SE_EXPORT int se_run_archive(se_run *run, struct archive *a)
 	if (pl->finished)
 		return -EINVAL;
 	pl->last[0] = '\0';
+	/* What an archive before this one wrote passed its checks. */
+	pipe_verified(pl);
 	for (;;) {
 		const char *msg = NULL;
 
@@ -363,6 +376,7 @@ SE_EXPORT int se_run_archive(se_run *run, struct archive *a)
 				   "archive unreadable after entry '%s': %s",
 				   se_escape(pl->last, esc, sizeof(esc)), archive_msg(a));
 			pl->fatal = true;
+			stream_failed(run);
 			return archive_errno(a) > 0 ? -archive_errno(a) : -EILSEQ;
 		}
 		if (r == ARCHIVE_WARN) {
@@ -376,8 +390,10 @@ SE_EXPORT int se_run_archive(se_run *run, struct archive *a)
 			}
 		}
 		ret = pipe_entry(pl, a, e, r, msg);
-		if (ret < 0)
+		if (ret < 0) {
+			stream_failed(run);
 			return ret;
+		}
 	}
 	/* Every file of this archive at its name before the call returns. */
 	if (!pipe_collect(pl, true))
@@ -390,6 +406,7 @@ SE_EXPORT int se_run_archive(se_run *run, struct archive *a)
 		report_log(&pl->rep, SE_LOG_ERROR, "archive damaged after its last entry: %s",
 			   archive_msg(a));
 		pl->fatal = true;
+		stream_failed(run);
 		return ret;
 	}
 	return 0;

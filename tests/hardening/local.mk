@@ -17,6 +17,7 @@ SE_HARDENING_TESTS = \
 	tests/hardening/libarchive-message-escaping.test \
 	tests/hardening/durable-same-tree.test \
 	tests/hardening/durable-many-directories.test \
+	tests/hardening/unverified-after-failed-check.test \
 	tests/hardening/durable-in-root-relinked-dir.test \
 	tests/hardening/metadata-failure-keeps-file.test \
 	tests/hardening/utf8-member-names.test \
@@ -43,4 +44,5 @@ TESTS += $(SE_HARDENING_TESTS)
 EXTRA_DIST += \
 	$(SE_HARDENING_TESTS) \
 	tests/hardening/mkhard.py \
+	tests/hardening/mkunverified.py \
 	tests/hardening/OLD-BINARY-RESULTS.md
