@@ -430,8 +430,9 @@ static size_t meta_record(struct journal *j, const struct deferred_dir *dd,
 	at = 5 + journal_encode(name, rec + 5, cap - 5);
 	if (at == 5)
 		return 0;
-	n = snprintf(rec + at, cap - at, " %llu:%o:%lld:%lld:%lld.%ld:%lld.%ld\n",
-		     (unsigned long long)st.st_ino, (unsigned int)(dd->own.mode & 07777),
+	n = snprintf(rec + at, cap - at, " %llu:%llu:%o:%lld:%lld:%lld.%ld:%lld.%ld\n",
+		     (unsigned long long)st.st_dev, (unsigned long long)st.st_ino,
+		     (unsigned int)(dd->own.mode & 07777),
 		     dd->own.set_owner ? (long long)dd->own.uid : -1LL,
 		     dd->own.set_owner ? (long long)dd->own.gid : -1LL,
 		     (long long)dd->times[0].tv_sec, dd->times[0].tv_nsec,

@@ -14,9 +14,9 @@
  *   aside D A L                  the object at D/L is moving to D/A
  *   commit                       the commit point's records follow
  *   rename D T L                 D/T goes to D/L
- *   meta D INO:MODE:UID:GID:AS.AN:MS.MN
- *                                then directory D (inode INO) gets its
- *                                mode, owner (-1: kept) and times
+ *   meta D DEV:INO:MODE:UID:GID:AS.AN:MS.MN
+ *                                then directory D (device DEV, inode INO)
+ *                                gets its mode, owner (-1: kept) and times
  *   end N SHA256                 N bytes before this line, and their digest
  *
  * D is a directory's path from DEST with no symlink in it ("." is DEST).

@@ -93,13 +93,13 @@ static int words(char *line, char *w[4])
 }
 
 struct dmeta {
-	unsigned long long ino;
+	unsigned long long dev, ino;
 	unsigned int mode;
 	long long uid, gid;
 	struct timespec ts[2];
 };
 
-/* "INO:MODE:UID:GID:AS.AN:MS.MN" (journal.h) into *M (may be NULL). */
+/* "DEV:INO:MODE:UID:GID:AS.AN:MS.MN" (journal.h) into *M (may be NULL). */
 static bool meta_of(const char *s, struct dmeta *m)
 {
 	struct dmeta x;
@@ -107,8 +107,9 @@ static bool meta_of(const char *s, struct dmeta *m)
 	long an, mn;
 	int used = 0;
 
-	if (sscanf(s, "%llu:%o:%lld:%lld:%lld.%ld:%lld.%ld%n", &x.ino, &x.mode, &x.uid,
-		   &x.gid, &as, &an, &ms, &mn, &used) != 8 || s[used] || x.mode > 07777)
+	if (sscanf(s, "%llu:%llu:%o:%lld:%lld:%lld.%ld:%lld.%ld%n", &x.dev, &x.ino, &x.mode,
+		   &x.uid, &x.gid, &as, &an, &ms, &mn, &used) != 9 || s[used] ||
+	    x.mode > 07777)
 		return false;
 	x.ts[0] = (struct timespec){ (time_t)as, an };
 	x.ts[1] = (struct timespec){ (time_t)ms, mn };
@@ -442,7 +443,9 @@ static void roll_forward(struct resolver *rs, const struct jdata *jd, struct rec
 		close(dfd);
 	}
 	/* Directory metadata comes after the renames, as in the run; only to
-	 * the directory the run recorded (its inode), through its own fd. */
+	 * the directory the run recorded (its device and inode: with
+	 * --cross-mounts another file system's inode may have the same
+	 * number), through its own fd. */
 	for (size_t i = 0; i < jd->n; i++) {
 		const struct rec *rc = &jd->recs[i];
 		struct dmeta m;
@@ -454,7 +457,7 @@ static void roll_forward(struct resolver *rs, const struct jdata *jd, struct rec
 		fd = rs_open_dir(rs, strcmp(rc->d, ".") ? rc->d : "", O_RDONLY, false, 0);
 		if (fd < 0)
 			continue;
-		if (fstat(fd, &st) == 0 && st.st_ino == m.ino) {
+		if (fstat(fd, &st) == 0 && st.st_dev == m.dev && st.st_ino == m.ino) {
 			if (m.uid >= 0 && fchown(fd, (uid_t)m.uid, (gid_t)m.gid) < 0)
 				m.mode &= ~(unsigned int)(S_ISUID | S_ISGID);
 			/* As the run: a failure leaves the directory as
