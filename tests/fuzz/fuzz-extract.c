@@ -617,6 +617,7 @@ static void make_dest(void)
 
 struct report_count {
 	unsigned long lines, refused, bad;	/* bad: neither created, replaced nor skipped */
+	unsigned long unverified;		/* said again after a failed check */
 };
 
 static struct report_count read_report(void)
@@ -648,8 +649,10 @@ static struct report_count read_report(void)
 			oracle_fail("report line without an action: %.200s", line);
 		if (!strncmp(act, "refused\"", 8))
 			c.refused++;
-		if (strncmp(act, "created\"", 8) && strncmp(act, "replaced\"", 9) &&
-		    strncmp(act, "skipped\"", 8))
+		if (!strncmp(act, "unverified\"", 11))
+			c.unverified++;
+		else if (strncmp(act, "created\"", 8) && strncmp(act, "replaced\"", 9) &&
+			 strncmp(act, "skipped\"", 8))
 			c.bad++;
 	}
 	free(line);
@@ -696,7 +699,7 @@ static bool null_outside_quotes(const char *line)
 }
 
 struct stderr_count {
-	unsigned long lines, entry_lines;
+	unsigned long lines, entry_lines, unverified_lines;
 };
 
 static struct stderr_count read_stderr(void)
@@ -724,6 +727,8 @@ static struct stderr_count read_stderr(void)
 		if (!strncmp(line + 14, "refused '", 9) || !strncmp(line + 14, "failed '", 8) ||
 		    !strncmp(line + 14, "incomplete '", 12))
 			c.entry_lines++;
+		if (!strncmp(line + 14, "unverified '", 12))
+			c.unverified_lines++;
 	}
 	free(line);
 	fclose(f);
@@ -861,8 +866,15 @@ static char *one_run(const uint8_t *arc, size_t size, unsigned int flags,
 	if (ec.entry_lines != res.refused + res.failed)
 		oracle_fail("%llu refused or failed entries but %lu stderr lines about entries",
 			    res.refused + res.failed, ec.entry_lines);
-	if (status == EXIT_FATAL && ec.lines == ec.entry_lines)
+	if (status == EXIT_FATAL && ec.lines == ec.entry_lines + ec.unverified_lines)
 		oracle_fail("status 2 without a message saying why");
+	/* An entry is said to be unverified only when the stream failed. */
+	if (rc.unverified != ec.unverified_lines)
+		oracle_fail("%lu unverified entries in the report, %lu on stderr",
+			    rc.unverified, ec.unverified_lines);
+	if (rc.unverified && status != EXIT_FATAL)
+		oracle_fail("%lu entries reported unverified, but the run's status is %d",
+			    rc.unverified, status);
 	if (rc.lines < res.entries)
 		oracle_fail("%llu entries read but only %lu report lines",
 			    (unsigned long long)res.entries, rc.lines);
