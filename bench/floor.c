@@ -588,9 +588,9 @@ static void *worker(void *arg)
 }
 
 /* A directory made with u+wx, so that its entries can be made in it. */
-static mode_t mode_while_filling(const struct entry *d)
+static mode_t mode_while_filling(const struct floor *f, const struct entry *d)
 {
-	return (d->mode & 01777) | (geteuid() == 0 ? 0 : 0300);
+	return (d->mode & 01777) | (f->root ? 0 : 0300);
 }
 
 static void create(struct floor *f, int jobs)
@@ -598,7 +598,7 @@ static void create(struct floor *f, int jobs)
 	for (size_t d = 0; d < f->ndirs; d++) {
 		const struct entry *e = &f->e[f->dirs[d]];
 
-		if (mkdirat(f->dest, e->path, mode_while_filling(e)) < 0)
+		if (mkdirat(f->dest, e->path, mode_while_filling(f, e)) < 0)
 			die_entry("make the directory", e->path);
 	}
 
@@ -628,7 +628,7 @@ static void create(struct floor *f, int jobs)
 		if (e->set_owner &&
 		    fchownat(f->dest, e->path, e->uid, e->gid, AT_SYMLINK_NOFOLLOW) < 0)
 			die_entry("set the owner of", e->path);
-		if (e->mode != mode_while_filling(e) &&
+		if (e->mode != mode_while_filling(f, e) &&
 		    fchmodat(f->dest, e->path, e->mode, 0) < 0)
 			die_entry("set the mode of", e->path);
 		if (e->ts[1].tv_nsec != UTIME_OMIT &&
