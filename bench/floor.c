@@ -42,9 +42,15 @@
  * 64 entries of one directory each, then the main thread makes the hard
  * links and the directories' metadata.
  *
- * Measured (strace -f -c, floor -j 1, bench/gen-small.py 20000 8192:
- * 20,000 files of 8 KiB in 20 directories, tmpfs): see README.md's
- * benchmark section, "the floor".
+ * System calls, measured with strace -f -c on floor -j 1 (2026-12-06):
+ * bench/gen-small.py 20000 8192 (20,000 files of 8 KiB, 20 directories)
+ * took 80,436 calls in all, 4.02 per entry, of which the creation is
+ * 4.00 (openat 20,038, write 20,001, utimensat 20,020, close 20,037,
+ * mkdirat 20) and the rest reading the archive and starting (read 182,
+ * mmap 76); a tar of /usr/include (8,844 entries: 833 directories, 30
+ * symlinks, some empty files) took 34,956, 3.95 per entry.  GNU tar
+ * took 7.6 and safe-extract 8.1 per entry on the same 20,000 files
+ * (bench/RESULTS.md, run 3).
  */
 #define _GNU_SOURCE
 #include <archive.h>
