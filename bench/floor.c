@@ -101,6 +101,7 @@ struct run {
 struct floor {
 	int dest;		/* DEST, O_PATH */
 	bool root;		/* restore owners and set-id bits, umask 0 */
+	gid_t gid;		/* the group what we make gets */
 	bool own_all;		/* a set-gid directory: chown everything */
 	mode_t umask;
 	struct entry *e;
@@ -142,18 +143,34 @@ static const char *esc(const char *s, char *buf, size_t len)
 	return buf;
 }
 
+/* The message, and the error of the call that failed if ERR is not 0. */
+__attribute__((noreturn, format(printf, 2, 0)))
+static void vdie(int err, const char *fmt, va_list ap)
+{
+	fputs("floor: ", stderr);
+	vfprintf(stderr, fmt, ap);
+	fprintf(stderr, err ? ": %s\n" : "\n", strerror(err));
+	exit(1);
+}
+
 __attribute__((noreturn, format(printf, 1, 2)))
 static void die(const char *fmt, ...)
+{
+	va_list ap;
+
+	va_start(ap, fmt);
+	vdie(0, fmt, ap);
+}
+
+/* After a failed system call: errno says why. */
+__attribute__((noreturn, format(printf, 1, 2)))
+static void die_errno(const char *fmt, ...)
 {
 	int err = errno;
 	va_list ap;
 
-	fputs("floor: ", stderr);
 	va_start(ap, fmt);
-	vfprintf(stderr, fmt, ap);
-	va_end(ap);
-	fprintf(stderr, err ? ": %s\n" : "\n", strerror(err));
-	exit(1);
+	vdie(err, fmt, ap);
 }
 
 /* Creation failed for an entry: name the action and the entry, and stop. */
@@ -162,14 +179,14 @@ static void die_entry(const char *action, const char *path)
 {
 	char b[1024];
 
-	die("cannot %s '%s'", action, esc(path, b, sizeof(b)));
+	die_errno("cannot %s '%s'", action, esc(path, b, sizeof(b)));
 }
 
 static void *xrealloc(void *p, size_t n)
 {
 	p = realloc(p, n);
 	if (!p)
-		die("cannot allocate %zu bytes", n);
+		die_errno("cannot allocate %zu bytes", n);
 	return p;
 }
 
@@ -306,7 +323,7 @@ static long parent_of(struct floor *f, const char *path)
 		return p;
 	dpath = strndup(path, (size_t)(slash - path));
 	if (!dpath)
-		die("cannot allocate a path");
+		die_errno("cannot allocate a path");
 	p = parent_of(f, dpath);
 	d = entry_new(f);
 	d->kind = K_DIR;
@@ -367,6 +384,7 @@ static void read_archive(struct floor *f, const char *file)
 	       r == ARCHIVE_WARN) {
 		char *path = normalize(archive_entry_pathname(ae));
 		mode_t type = archive_entry_filetype(ae);
+		char b[1024];
 		long parent;
 		struct entry *e;
 
@@ -382,7 +400,7 @@ static void read_archive(struct floor *f, const char *file)
 			e->mode &= ~f->umask & ~(mode_t)(S_ISUID | S_ISGID);
 		e->uid = (uid_t)archive_entry_uid(ae);
 		e->gid = (gid_t)archive_entry_gid(ae);
-		e->set_owner = f->root && (e->uid != 0 || e->gid != 0);
+		e->set_owner = f->root && (e->uid != 0 || e->gid != f->gid);
 		e->ts[0].tv_nsec = e->ts[1].tv_nsec = UTIME_OMIT;
 		if (archive_entry_atime_is_set(ae)) {
 			e->ts[0].tv_sec = archive_entry_atime(ae);
@@ -396,7 +414,8 @@ static void read_archive(struct floor *f, const char *file)
 			e->kind = K_HARDLINK;
 			e->target = normalize(archive_entry_hardlink(ae));
 			if (!e->target)
-				die_entry("link to DEST itself", path);
+				die("refusing the hard link '%s' to the destination itself",
+				    esc(path, b, sizeof(b)));
 		} else if (type == AE_IFDIR) {
 			long known = dir_find(f, path, strlen(path));
 
@@ -427,8 +446,11 @@ static void read_archive(struct floor *f, const char *file)
 			e->data = arena_take(f, e->size);
 			read_data(a, (char *)e->data, e->size, path);
 		} else if (type == AE_IFLNK) {
+			const char *target = archive_entry_symlink(ae);
+
+			if (!target || !(e->target = strdup(target)))
+				die("no target for the symlink '%s'", esc(path, b, sizeof(b)));
 			e->kind = K_SYMLINK;
-			e->target = strdup(archive_entry_symlink(ae));
 		} else {
 			e->kind = K_SPECIAL;
 			e->mode |= type;
@@ -615,7 +637,7 @@ static void create(struct floor *f, int jobs)
 
 		for (int j = 0; j < jobs; j++)
 			if ((errno = pthread_create(&t[j], NULL, worker, f)))
-				die("cannot start thread %d of %d", j + 1, jobs);
+				die_errno("cannot start thread %d of %d", j + 1, jobs);
 		for (int j = 0; j < jobs; j++)
 			pthread_join(t[j], NULL);
 	}
@@ -672,14 +694,15 @@ int main(int argc, char **argv)
 	archive = argv[optind];
 
 	f.root = geteuid() == 0;
+	f.gid = getegid();
 	f.umask = umask(0);
 	if (!f.root)
 		umask(f.umask);	/* modes as an unprivileged extractor makes them */
 	f.dest = open(dest, O_PATH | O_DIRECTORY | O_CLOEXEC);
 	if (f.dest < 0)
-		die("cannot open the destination %s", dest);
+		die_errno("cannot open the destination %s", dest);
 	if (fstat(f.dest, &st) < 0)
-		die("cannot stat the destination %s", dest);
+		die_errno("cannot stat the destination %s", dest);
 	/* a set-gid DEST gives its group to what is made in it */
 	f.own_all = (st.st_mode & S_ISGID) != 0;
 
