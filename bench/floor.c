@@ -20,7 +20,8 @@
  * compares them; bench/floor-check.sh): types, data, symlink targets, hard
  * links, modes, and the mtimes of files, symlinks and directories; owners
  * and set-id bits when run by root (umask not applied), otherwise the
- * umask applied and set-id bits dropped.  Missing parents are made 0755.
+ * umask applied, set-id and sticky bits dropped.  Missing parents are
+ * made 0755 (less the umask when not root).
  * Each call is made only when the result needs it:
  *
  *   directory   mkdirat by its path from DEST (opening its parent to save
@@ -397,7 +398,7 @@ static void read_archive(struct floor *f, const char *file)
 		e->parent = parent;
 		e->mode = archive_entry_perm(ae) & 07777;
 		if (!f->root)
-			e->mode &= ~f->umask & ~(mode_t)(S_ISUID | S_ISGID);
+			e->mode &= 0777 & ~f->umask;	/* as safe-extract: no set-id, no sticky */
 		e->uid = (uid_t)archive_entry_uid(ae);
 		e->gid = (gid_t)archive_entry_gid(ae);
 		e->set_owner = f->root && (e->uid != 0 || e->gid != f->gid);
