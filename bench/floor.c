@@ -533,6 +533,8 @@ static void write_all(int fd, const struct entry *e)
 
 		if (w < 0 && errno == EINTR)
 			continue;
+		if (w == 0)
+			errno = EIO;	/* no progress, and no errno to say why */
 		if (w <= 0)
 			die_entry("write", e->path);
 		p += w;
