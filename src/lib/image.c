@@ -593,8 +593,9 @@ int image_open(struct image *img, int dirfd, const char *tag, const char *platfo
 	msg[0] = '\0';
 	img->dirfd = fcntl(dirfd, F_DUPFD_CLOEXEC, 3);
 	if (img->dirfd < 0) {
-		fail(msg, msgsize, "cannot use the layout directory: %s", strerror(errno));
-		return -errno;
+		r = -errno;
+		fail(msg, msgsize, "cannot use the layout directory: %s", strerror(-r));
+		return r;
 	}
 	r = read_layout_json(img, "oci-layout", &doc, msg, msgsize);
 	if (r < 0)
