@@ -286,6 +286,40 @@ int se_run_set_owner_lookup(se_run *run, se_owner_cb *cb, void *data);
 #define SE_WHITEOUTS_OCI	1
 int se_run_set_whiteouts(se_run *run, int format);
 
+/*
+ * Unpack the OCI image layout directory DIRFD (the caller's; an fd of
+ * the directory holding oci-layout, index.json and blobs/) into the
+ * run's root: the manifest index.json tags TAG (the annotation
+ * org.opencontainers.image.ref.name; NULL or "": the only manifest, else
+ * the one for PLATFORM), following nested image indexes, whose
+ * manifests are chosen by PLATFORM ("os/arch[/variant]", as "linux/amd64";
+ * NULL: this machine's).  Then its layers in order, each applied as
+ * se_run_set_whiteouts(SE_WHITEOUTS_OCI) applies an archive (turned on
+ * by this call); open the root with SE_IN_ROOT and the run with
+ * SE_OPT_NUMERIC_OWNER | SE_OPT_SAME_PERMS, as an image wants.
+ *
+ * Only sha256 digests are read ("sha256:" and 64 lowercase hex digits;
+ * any other is refused before it names a file).  Every file is opened
+ * from DIRFD one component at a time, never through a symlink, and must
+ * be a regular file.  Before anything is written, every blob's size and
+ * digest is checked against its descriptor, and every layer's
+ * decompressed stream against the config's rootfs.diff_ids (each layer
+ * is read and decompressed twice: once to check, once to apply, from
+ * the same fd).  Layer media types: OCI tar, tar+gzip, tar+zstd and
+ * Docker's tar.gzip; any other (a non-distributable layer) is refused.
+ * A layer is applied only as the tar stream its diff_id names: one
+ * decompression, the one its media type says.
+ *
+ * Returns 0 when every layer was applied (some entries may have been
+ * refused: se_run_finish() says 1), or a negative errno with the reason
+ * logged and the run fatal: -ENOENT (no such tag, no manifest),
+ * -ENOTUNIQ (several candidates; the message names them), -EILSEQ (a
+ * digest, size or diff_id that does not match: nothing was written),
+ * -EOPNOTSUPP (a layer media type, or SE_OPT_DURABLE), -EBUSY (after
+ * the run's first entry).  Since 0.3.
+ */
+int se_run_image(se_run *run, int dirfd, const char *tag, const char *platform);
+
 /* ---- what the caller hears ------------------------------------------- */
 
 enum se_stage { SE_BEFORE, SE_AFTER };

@@ -20,6 +20,7 @@ SE_INTEGRATION_TESTS = \
 	tests/oci-layer.test \
 	tests/oci-umoci.test \
 	tests/oci-layer-attack.test \
+	tests/oci-image.test \
 	tests/replace.test \
 	tests/metadata.test \
 	tests/nonroot.test \
@@ -47,6 +48,7 @@ EXTRA_DIST += \
 	tests/lib/jobs-differential.py \
 	tests/lib/common.sh \
 	tests/lib/mkar.py \
+	tests/lib/oci-edit.py \
 	tests/lib/tree.py \
 	bench/run
 include tests/hardening/local.mk

@@ -104,6 +104,7 @@ struct list {
 struct cli_options {
 	unsigned int flags;
 	const char *archive;		/* NULL or "-": standard input */
+	const char *image;		/* --oci-image=DIR[:TAG], or NULL */
 	const char *dest;
 	const char *report_path;
 	const char *formats;		/* --format=LIST, or NULL */

@@ -835,6 +835,7 @@ static bool configure(se_run *run, const struct cli_options *o)
 		good &= se_run_xattrs_include(run, o->xattr_includes.v[i]) == 0;
 	for (size_t i = 0; i < o->xattr_excludes.n; i++)
 		good &= se_run_xattrs_exclude(run, o->xattr_excludes.v[i]) == 0;
+	/* --oci-image: se_run_image() turns whiteouts on itself. */
 	if (o->flags & CLI_OCI_LAYER)
 		good &= se_run_set_whiteouts(run, SE_WHITEOUTS_OCI) == 0;
 	return good;
@@ -961,6 +962,30 @@ static bool volume_label(const struct cli_options *o, int fd)
 	return true;
 }
 
+/*
+ * --oci-image=DIR[:TAG]: the directory into PATH and the tag (NULL when
+ * none).  The tag is what follows the last ':' when that has no '/' (a
+ * tag never does), so "a:b/c" is a directory, and "dir:" is DIR with
+ * no tag (the way to name a directory whose name has a ':').  False
+ * when DIR does not fit.
+ */
+static bool image_dir(const char *arg, char *path, size_t cap, const char **tag)
+{
+	const char *colon = strrchr(arg, ':');
+	size_t len = strlen(arg);
+
+	*tag = NULL;
+	if (colon && !strchr(colon, '/')) {
+		len = (size_t)(colon - arg);
+		*tag = colon[1] ? colon + 1 : NULL;
+	}
+	if (len >= cap)
+		return false;
+	memcpy(path, arg, len);
+	path[len] = '\0';
+	return true;
+}
+
 /* Is FILE a package whose payload is what gets extracted (dpkg-deb -x)? */
 static bool is_package(const char *file)
 {
@@ -984,7 +1009,9 @@ int cli_extract(const struct cli_options *o, struct cli_result *res)
 	struct archive *a = NULL;
 	se_root *root = NULL;
 	se_run *run = NULL;
-	int status = EXIT_FATAL, report_fd = -1, fd = -1, archive_fd = -1, r;
+	int status = EXIT_FATAL, report_fd = -1, fd = -1, archive_fd = -1, image_fd = -1, r;
+	char image_path[4096];
+	const char *image_tag = NULL;
 	pid_t decoder = -1;
 	const char *miss;
 	bool some;
@@ -1041,6 +1068,20 @@ int cli_extract(const struct cli_options *o, struct cli_result *res)
 			goto out;
 		}
 	}
+	if (o->image) {
+		/* The layout is named by the user: a plain open, before the
+		 * sandbox.  Its files are opened by the library, from it. */
+		if (!image_dir(o->image, image_path, sizeof(image_path), &image_tag)) {
+			cli_warn("--oci-image: '%s' is too long", o->image);
+			goto out;
+		}
+		image_fd = open(image_path, O_PATH | O_DIRECTORY | O_CLOEXEC);
+		if (image_fd < 0) {
+			cli_warn("cannot open image layout '%s': %s", image_path, strerror(errno));
+			goto out;
+		}
+		goto open_run;
+	}
 	/* The archive is named by the user, not by an archive: a plain open. */
 	fd = file ? open(file, O_RDONLY | O_CLOEXEC | O_NOCTTY) : STDIN_FILENO;
 	if (fd < 0) {
@@ -1074,6 +1115,7 @@ int cli_extract(const struct cli_options *o, struct cli_result *res)
 		close(archive_fd);
 		archive_fd = -1;
 	}
+open_run:
 	run = se_run_new(root, run_opts(o));
 	ui.root = root;
 	ui.sel = select_new(o);
@@ -1106,8 +1148,13 @@ int cli_extract(const struct cli_options *o, struct cli_result *res)
 	inject_fault();
 #endif
 
-	r = se_run_open_fd(run, fd, o->formats, &a);
-	if (r == 0 && (o->member || is_package(file))) {
+	if (o->image)
+		r = se_run_image(run, image_fd, image_tag, NULL);
+	else
+		r = se_run_open_fd(run, fd, o->formats, &a);
+	if (o->image) {
+		/* Every layer applied, or the reason logged. */
+	} else if (r == 0 && (o->member || is_package(file))) {
 		struct archive *inner;
 
 		/* A .deb is an ar archive whose data.tar.* holds the tree:
@@ -1170,6 +1217,8 @@ out:
 		while (read(fd, drain, sizeof(drain)) > 0)
 			;
 	}
+	if (image_fd >= 0)
+		close(image_fd);
 	if (fd > STDIN_FILENO)
 		close(fd);
 	if (archive_fd > STDIN_FILENO && archive_fd != fd)

@@ -73,6 +73,7 @@ enum long_option {
 	LO_SUFFIX,
 	LO_SHOW_TRANSFORMED,
 	LO_OCI_LAYER,
+	LO_OCI_IMAGE,
 	LO_IGNORED,		/* tar options that change nothing when extracting */
 	LO_IGNORED_ARG,
 	LO_REFUSED,		/* tar options that would weaken the defence */
@@ -94,6 +95,7 @@ static const struct option long_options[] = {
 	{ "no-same-permissions", no_argument, NULL, LO_NO_SAME_PERMS },
 	{ "in-root", no_argument, NULL, LO_IN_ROOT },
 	{ "oci-layer", required_argument, NULL, LO_OCI_LAYER },
+	{ "oci-image", required_argument, NULL, LO_OCI_IMAGE },
 	{ "cross-mounts", no_argument, NULL, LO_CROSS_MOUNTS },
 	{ "devices", no_argument, NULL, LO_DEVICES },
 	{ "durable", no_argument, NULL, LO_DURABLE },
@@ -240,6 +242,11 @@ static void usage(FILE *f)
 "                         .wh..wh..opq its directory's contents from the\n"
 "                         lower layers; implies --in-root, --numeric-owner\n"
 "                         and -p; not with --durable\n"
+"      --oci-image=DIR[:TAG]  unpack the OCI image layout DIR: the manifest\n"
+"                         tagged TAG (else the only one, else this machine's\n"
+"                         platform), every blob's digest and every layer's\n"
+"                         diff_id checked before anything is written, then\n"
+"                         its layers applied in order as --oci-layer does\n"
 "\n"
 "As tar (old style 'xvf ARCHIVE' too):\n"
 "  -x, --extract          extract (the default)\n"
@@ -679,6 +686,11 @@ int main(int argc, char **argv)
 			have_file = true;
 			o.flags |= CLI_OCI_LAYER;
 			break;
+		case LO_OCI_IMAGE:
+			o.image = optarg;
+			/* No archive: the layout's blobs are the input. */
+			have_file = true;
+			break;
 		case LO_CROSS_MOUNTS: o.flags |= CLI_CROSS_MOUNTS; break;
 		case LO_DEVICES: o.flags |= CLI_DEVICES; break;
 		case LO_DURABLE: o.flags |= CLI_DURABLE; break;
@@ -792,8 +804,23 @@ int main(int argc, char **argv)
 		o.flags &= ~(CLI_KEEP_OLD | CLI_SKIP_OLD | CLI_KEEP_NEWER);
 	/* An image layer: absolute symlinks (var/run -> /run) resolve
 	 * inside DEST, and owners and modes are the image's numbers. */
-	if (o.flags & CLI_OCI_LAYER)
+	if ((o.flags & CLI_OCI_LAYER) || o.image)
 		o.flags |= CLI_IN_ROOT | CLI_NUMERIC_OWNER | CLI_SAME_PERMS;
+	for (size_t i = 0; o.image && i < nwords; i++)
+		if (words[i].kind != W_DIR)
+			o.archive = words[i].s;	/* refused just below */
+	if (o.image && (o.archive || (o.flags & CLI_OCI_LAYER))) {
+		cli_warn("--oci-image reads the layout's blobs: no archive, member, -f or --oci-layer with it");
+		return finish(&o, EXIT_FATAL);
+	}
+	if (o.image && (o.flags & (CLI_LIST | CLI_TO_STDOUT | CLI_INCREMENTAL))) {
+		cli_warn("--oci-image unpacks into DEST: not with -t, -O or -G");
+		return finish(&o, EXIT_FATAL);
+	}
+	if (o.image && (o.flags & CLI_DURABLE)) {
+		cli_warn("--oci-image with --durable is not supported yet: a whiteout's removals would meet the run's pending temporaries");
+		return finish(&o, EXIT_FATAL);
+	}
 	if ((o.flags & CLI_OCI_LAYER) && (o.flags & CLI_DURABLE)) {
 		cli_warn("--oci-layer with --durable is not supported yet: a whiteout's removals would meet the run's pending temporaries");
 		return finish(&o, EXIT_FATAL);
@@ -810,7 +837,7 @@ int main(int argc, char **argv)
 		cli_warn("cannot read the patterns in '%s': %s", exclude_from, strerror((int)-n));
 		return finish(&o, EXIT_FATAL);
 	}
-	if (!o.archive && isatty(STDIN_FILENO) &&
+	if (!o.archive && !o.image && isatty(STDIN_FILENO) &&
 	    !(o.flags & (CLI_PRINT_RESOLVER | CLI_PRINT_SANDBOX | CLI_RECOVER))) {
 		cli_warn("no archive given and standard input is a terminal");
 		usage(stderr);

@@ -61,6 +61,8 @@ struct source {
 	struct source *next;		/* in in->all */
 	struct archive *ar;		/* the reader it feeds */
 	bool started;			/* the first block has been looked at */
+	bool strict;			/* an image layer: tar, compressed as WANT only */
+	enum dec_kind want;
 	struct layer layer[MAX_LAYERS];	/* the decoders, innermost first */
 	int n_layers;
 	struct decoder *dec;		/* the outermost decoder, or NULL */
@@ -276,6 +278,15 @@ static ssize_t source_start(struct archive *a, struct source *s)
 			return -1;
 		}
 		kind = decode_sniff(s->buf, (size_t)n);
+		/* An image layer is applied only as the stream whose digest
+		 * was checked against its diff_id: one decoder, the media
+		 * type's, or none. */
+		if (s->strict && kind != (s->n_layers ? DEC_NONE : s->want)) {
+			archive_set_error(a, EILSEQ, "the layer is %s%s, not what its media type says",
+					  s->n_layers ? "compressed twice over: " : "",
+					  kind == DEC_NONE ? "not compressed" : decode_name(kind));
+			return -1;
+		}
 		if (kind == DEC_NONE)
 			return n;
 		if (source_push_decoder(a, s, kind, (size_t)n) < 0)
@@ -563,8 +574,13 @@ static int open_reader(struct input *in, struct source *s, const char *formats,
 	s->in = in;
 	s->next = in->all;
 	in->all = s;
-	enable_filters(a);
-	enable_formats(a, formats);
+	/* An image layer is a tar archive, read as nothing else. */
+	if (s->strict) {
+		archive_read_support_format_tar(a);
+	} else {
+		enable_filters(a);
+		enable_formats(a, formats);
+	}
 	/* tar -i: go on past the zero blocks that end each of several
 	 * concatenated archives. */
 	if (in->ignore_zeros)
@@ -621,6 +637,30 @@ int input_open_fd(struct input *in, int fd, const char *formats,
 	s->seekable = fstat(fd, &st) == 0 && S_ISREG(st.st_mode);
 	s->size = s->seekable ? st.st_size : 0;
 	return open_reader(in, s, formats, ap, msg, msgsize);
+}
+
+int input_open_layer(struct input *in, int fd, enum dec_kind kind,
+		     struct archive **ap, char *msg, size_t msgsize)
+{
+	struct source *s;
+	struct stat st;
+
+	*ap = NULL;
+	msg[0] = '\0';
+	if (in->cur) {
+		snprintf(msg, msgsize, "an archive of this run is still open");
+		return -EBUSY;
+	}
+	s = calloc(1, sizeof(*s));
+	if (!s)
+		return -ENOMEM;
+	s->wake[0] = s->wake[1] = -1;
+	s->fd = fd;
+	s->strict = true;
+	s->want = kind;
+	s->seekable = fstat(fd, &st) == 0 && S_ISREG(st.st_mode);
+	s->size = s->seekable ? st.st_size : 0;
+	return open_reader(in, s, NULL, ap, msg, msgsize);
 }
 
 /* Is NAME a package's payload: data.tar, data.tar.gz, data.tar.xz ...? */

@@ -13,6 +13,8 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "decode.h"
+
 struct source;
 
 struct input {
@@ -30,6 +32,12 @@ struct input {
  * MSG saying why. */
 int input_open_fd(struct input *in, int fd, const char *formats,
 		  struct archive **ap, char *msg, size_t msgsize);
+/* A reader of FD (read from its offset) as one image layer: a tar
+ * archive compressed as KIND and nothing else (no other format, no
+ * libarchive filter, no second compression), so that the stream applied
+ * is the one whose digest the image's config names. */
+int input_open_layer(struct input *in, int fd, enum dec_kind kind,
+		     struct archive **ap, char *msg, size_t msgsize);
 /* A reader of member MEMBER (NULL: a package's data.tar*) of OUTER. */
 int input_open_member(struct input *in, struct archive *outer, const char *member,
 		      struct archive **ap, char *msg, size_t msgsize);

@@ -287,6 +287,12 @@ bool layer_before(struct layer *l, struct plan *p, mode_t dirmode, struct outcom
 	return true;
 }
 
+void layer_next(struct layer *l)
+{
+	map_free(&l->written);
+	memset(&l->written, 0, sizeof(l->written));
+}
+
 void layer_free(struct layer *l)
 {
 	map_free(&l->written);

@@ -53,6 +53,10 @@ bool layer_before(struct layer *l, struct plan *p, mode_t dirmode, struct outcom
  * layer's, and later whiteouts of this layer leave it alone. */
 void layer_note(struct layer *l, const struct plan *p);
 
+/* The next layer begins: what the previous ones made is now a lower
+ * layer's, and this one's whiteouts remove it. */
+void layer_next(struct layer *l);
+
 void layer_free(struct layer *l);
 
 #endif
