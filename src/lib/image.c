@@ -212,15 +212,42 @@ static char *read_all(int fd, uint64_t n, int *err)
 	return buf;
 }
 
+/* read_all() of FD, then FD closed; NULL with *R (-errno) and MSG set. */
+static char *read_closing(int fd, uint64_t size, const char *name, char *msg,
+			  size_t msgsize, int *r)
+{
+	int e = 0;
+	char *buf = read_all(fd, size, &e);
+
+	close(fd);
+	if (!buf) {
+		fail(msg, msgsize, "cannot read %s: %s", name, strerror(e));
+		*r = -e;
+	}
+	return buf;
+}
+
+/* BUF (SIZE bytes, freed here) parsed into *DOC: 0, or -errno with MSG. */
+static int parse_freeing(char *buf, uint64_t size, const char *name, struct json **doc,
+			 char *msg, size_t msgsize)
+{
+	char m[256];
+	int r = json_parse(buf, (size_t)size, doc, m, sizeof(m));
+
+	free(buf);
+	if (r < 0)
+		fail(msg, msgsize, "%s is not valid JSON: %s", name, m);
+	return r;
+}
+
 /* A JSON file of the layout (oci-layout, index.json), at most
  * LAYOUT_JSON_MAX bytes. */
 static int read_layout_json(struct image *img, const char *name, struct json **doc,
 			    char *msg, size_t msgsize)
 {
-	char m[256];
 	uint64_t size;
 	char *buf;
-	int fd, r, e = 0;
+	int fd, r;
 
 	fd = open_file(img->dirfd, name, name, &size, msg, msgsize);
 	if (fd < 0)
@@ -231,17 +258,8 @@ static int read_layout_json(struct image *img, const char *name, struct json **d
 		     (unsigned long long)LAYOUT_JSON_MAX);
 		return -E2BIG;
 	}
-	buf = read_all(fd, size, &e);
-	close(fd);
-	if (!buf) {
-		fail(msg, msgsize, "cannot read %s: %s", name, strerror(e));
-		return -e;
-	}
-	r = json_parse(buf, (size_t)size, doc, m, sizeof(m));
-	free(buf);
-	if (r < 0)
-		fail(msg, msgsize, "%s is not valid JSON: %s", name, m);
-	return r;
+	buf = read_closing(fd, size, name, msg, msgsize, &r);
+	return buf ? parse_freeing(buf, size, name, doc, msg, msgsize) : r;
 }
 
 /*
@@ -252,12 +270,12 @@ static int read_layout_json(struct image *img, const char *name, struct json **d
 static int read_blob_json(struct image *img, const struct desc *d, const char *what,
 			  uint64_t max, struct json **doc, char *msg, size_t msgsize)
 {
-	char m[256], name[300], got[IMAGE_DIGEST_SIZE];
+	char name[300], got[IMAGE_DIGEST_SIZE];
 	unsigned char sum[32];
 	struct sha256 sh;
 	uint64_t size;
 	char *buf;
-	int fd, r, e = 0;
+	int fd, r;
 
 	*doc = NULL;
 	if (d->size > max) {
@@ -275,12 +293,9 @@ static int read_blob_json(struct image *img, const struct desc *d, const char *w
 		     (unsigned long long)size, (unsigned long long)d->size);
 		return -EILSEQ;
 	}
-	buf = read_all(fd, size, &e);
-	close(fd);
-	if (!buf) {
-		fail(msg, msgsize, "cannot read %s: %s", name, strerror(e));
-		return -e;
-	}
+	buf = read_closing(fd, size, name, msg, msgsize, &r);
+	if (!buf)
+		return r;
 	sha256_init(&sh);
 	sha256_update(&sh, buf, (size_t)size);
 	sha256_final(&sh, sum);
@@ -290,11 +305,7 @@ static int read_blob_json(struct image *img, const struct desc *d, const char *w
 		fail(msg, msgsize, "%s: content does not match its digest (it is %s)", name, got);
 		return -EILSEQ;
 	}
-	r = json_parse(buf, (size_t)size, doc, m, sizeof(m));
-	free(buf);
-	if (r < 0)
-		fail(msg, msgsize, "%s is not valid JSON: %s", name, m);
-	return r;
+	return parse_freeing(buf, size, name, doc, msg, msgsize);
 }
 
 static bool is_index(const char *mt)

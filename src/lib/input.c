@@ -615,16 +615,15 @@ static int open_reader(struct input *in, struct source *s, const char *formats,
 	return 0;
 }
 
-int input_open_fd(struct input *in, int fd, const char *formats,
-		  struct archive **ap, char *msg, size_t msgsize)
+/* A reader's source for FD (the caller's), while no other is open:
+ * 0, or -errno with MSG set. */
+static int fd_source(struct input *in, int fd, struct source **sp, char *msg,
+		     size_t msgsize)
 {
 	struct source *s;
 	struct stat st;
 
-	*ap = NULL;
 	msg[0] = '\0';
-	if (!input_formats_known(formats))
-		return -EINVAL;
 	if (in->cur) {
 		snprintf(msg, msgsize, "an archive of this run is still open");
 		return -EBUSY;
@@ -636,6 +635,23 @@ int input_open_fd(struct input *in, int fd, const char *formats,
 	s->fd = fd;
 	s->seekable = fstat(fd, &st) == 0 && S_ISREG(st.st_mode);
 	s->size = s->seekable ? st.st_size : 0;
+	*sp = s;
+	return 0;
+}
+
+int input_open_fd(struct input *in, int fd, const char *formats,
+		  struct archive **ap, char *msg, size_t msgsize)
+{
+	struct source *s;
+	int r;
+
+	*ap = NULL;
+	msg[0] = '\0';
+	if (!input_formats_known(formats))
+		return -EINVAL;
+	r = fd_source(in, fd, &s, msg, msgsize);
+	if (r < 0)
+		return r;
 	return open_reader(in, s, formats, ap, msg, msgsize);
 }
 
@@ -643,23 +659,13 @@ int input_open_layer(struct input *in, int fd, enum dec_kind kind,
 		     struct archive **ap, char *msg, size_t msgsize)
 {
 	struct source *s;
-	struct stat st;
+	int r = fd_source(in, fd, &s, msg, msgsize);
 
 	*ap = NULL;
-	msg[0] = '\0';
-	if (in->cur) {
-		snprintf(msg, msgsize, "an archive of this run is still open");
-		return -EBUSY;
-	}
-	s = calloc(1, sizeof(*s));
-	if (!s)
-		return -ENOMEM;
-	s->wake[0] = s->wake[1] = -1;
-	s->fd = fd;
+	if (r < 0)
+		return r;
 	s->strict = true;
 	s->want = kind;
-	s->seekable = fstat(fd, &st) == 0 && S_ISREG(st.st_mode);
-	s->size = s->seekable ? st.st_size : 0;
 	return open_reader(in, s, NULL, ap, msg, msgsize);
 }
 
