@@ -341,12 +341,33 @@ static void stream_failed(se_run *run)
 		pipe_unverified(&run->pl, why);
 }
 
+/*
+ * Where the next header must start when E, just read, is a tar header of
+ * a regular file whose name ends in '/' and whose size says it has a body
+ * (old tars wrote directories so): libarchive reads it as a directory and
+ * its body as the next header, which is damaged.  bsdtar and GNU tar go
+ * on past it; with the size known, so can we, exactly.  0 when E is not
+ * one (a typeflag-5 directory's size is lost to libarchive: its body
+ * stays a damaged header, as before).
+ */
+static int64_t dir_body_end(struct archive *a, struct archive_entry *e)
+{
+	int64_t size = archive_entry_size(e);
+
+	if ((archive_format(a) & ARCHIVE_FORMAT_BASE_MASK) != ARCHIVE_FORMAT_TAR ||
+	    archive_entry_filetype(e) != AE_IFDIR || !archive_entry_size_is_set(e) ||
+	    size <= 0 || size > INT64_MAX / 2)
+		return 0;
+	return archive_filter_bytes(a, 0) + ((size + 511) & ~(int64_t)511);
+}
+
 SE_EXPORT int se_run_archive(se_run *run, struct archive *a)
 {
 	struct pipeline *pl = &run->pl;
 	struct archive_entry *e;
 	bool warned_charset = false;
 	char esc[1024];
+	int64_t body_end = 0;
 	int r, ret;
 
 	if (pl->finished)
@@ -366,6 +387,23 @@ SE_EXPORT int se_run_archive(se_run *run, struct archive *a)
 			return -EINTR;
 		}
 		r = archive_read_next_header(a, &e);
+		/* The body of the entry before: each retry of libarchive's
+		 * moves a block on.  Taken only when the header found starts
+		 * exactly where the body ends; any other damage stops the run
+		 * below. */
+		if (r == ARCHIVE_RETRY && body_end) {
+			while (r == ARCHIVE_RETRY && archive_read_header_position(a) < body_end)
+				r = archive_read_next_header(a, &e);
+			if ((r == ARCHIVE_OK || r == ARCHIVE_WARN) &&
+			    archive_read_header_position(a) != body_end) {
+				archive_set_error(a, EILSEQ, "a header inside that entry's body");
+				r = ARCHIVE_FATAL;
+			} else if (r == ARCHIVE_OK || r == ARCHIVE_WARN) {
+				report_log(&pl->rep, SE_LOG_WARNING,
+					   "warning: skipped the body of '%s', a file header named like a directory",
+					   se_escape(pl->last, esc, sizeof(esc)));
+			}
+		}
 		if (r == ARCHIVE_EOF)
 			break;
 		/* ARCHIVE_RETRY is a damaged header that libarchive would skip
@@ -391,6 +429,7 @@ SE_EXPORT int se_run_archive(se_run *run, struct archive *a)
 				r = ARCHIVE_OK;
 			}
 		}
+		body_end = dir_body_end(a, e);
 		ret = pipe_entry(pl, a, e, r, msg);
 		if (ret < 0) {
 			stream_failed(run);

@@ -18,6 +18,7 @@ SE_HARDENING_TESTS = \
 	tests/hardening/durable-same-tree.test \
 	tests/hardening/durable-many-directories.test \
 	tests/hardening/unverified-after-failed-check.test \
+	tests/hardening/file-header-named-like-a-directory.test \
 	tests/hardening/durable-in-root-relinked-dir.test \
 	tests/hardening/metadata-failure-keeps-file.test \
 	tests/hardening/utf8-member-names.test \
@@ -45,4 +46,5 @@ EXTRA_DIST += \
 	$(SE_HARDENING_TESTS) \
 	tests/hardening/mkhard.py \
 	tests/hardening/mkunverified.py \
+	tests/hardening/mkdirbody.py \
 	tests/hardening/OLD-BINARY-RESULTS.md
