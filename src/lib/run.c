@@ -392,7 +392,12 @@ SE_EXPORT int se_run_archive(se_run *run, struct archive *a)
 		 * exactly where the body ends; any other damage stops the run
 		 * below. */
 		if (r == ARCHIVE_RETRY && body_end) {
-			while (r == ARCHIVE_RETRY && archive_read_header_position(a) < body_end)
+			/* A block a retry, at most: a reader that stopped
+			 * moving cannot keep the loop going. */
+			int64_t left = (body_end - archive_read_header_position(a)) / 512 + 1;
+
+			while (r == ARCHIVE_RETRY && left-- > 0 &&
+			       archive_read_header_position(a) < body_end)
 				r = archive_read_next_header(a, &e);
 			if ((r == ARCHIVE_OK || r == ARCHIVE_WARN) &&
 			    archive_read_header_position(a) != body_end) {
