@@ -284,6 +284,23 @@ int se_run_set_owner_lookup(se_run *run, se_owner_cb *cb, void *data);
  */
 #define SE_WHITEOUTS_NONE	0
 #define SE_WHITEOUTS_OCI	1
+/*
+ * For a root that is (or becomes) an overlayfs upper directory: every
+ * rule of SE_WHITEOUTS_OCI, and each marker also stays as overlayfs
+ * records it, so that the root mounted over the lower layers shows the
+ * layer applied: a whiteout leaves a character device 0/0 (mode 0) at
+ * its name (unless this layer's own entry holds the name), an opaque
+ * marker the xattr "trusted.overlay.opaque" = "y" on its directory
+ * (SE_WHITEOUTS_OVERLAY; needs CAP_SYS_ADMIN) or "user.overlay.opaque"
+ * (SE_WHITEOUTS_OVERLAY_USER, for a mount with userxattr).  An image's
+ * own xattrs in that namespace (with SE_OPT_XATTRS and an include that
+ * takes them) are stored escaped, NS"overlay."NAME, which overlayfs
+ * (Linux 6.7 and later) shows as NS NAME in the merged view: a layer
+ * can never set the mount's own opaque, redirect or metacopy marks.
+ * Since 0.3.
+ */
+#define SE_WHITEOUTS_OVERLAY	2
+#define SE_WHITEOUTS_OVERLAY_USER 3
 int se_run_set_whiteouts(se_run *run, int format);
 
 /*
@@ -295,7 +312,8 @@ int se_run_set_whiteouts(se_run *run, int format);
  * manifests are chosen by PLATFORM ("os/arch[/variant]", as "linux/amd64";
  * NULL: this machine's).  Then its layers in order, each applied as
  * se_run_set_whiteouts(SE_WHITEOUTS_OCI) applies an archive (turned on
- * by this call); open the root with SE_IN_ROOT and the run with
+ * by this call, unless an SE_WHITEOUTS_OVERLAY* was set before it);
+ * open the root with SE_IN_ROOT and the run with
  * SE_OPT_NUMERIC_OWNER | SE_OPT_SAME_PERMS, as an image wants.
  *
  * Only sha256 digests are read ("sha256:" and 64 lowercase hex digits;

@@ -21,6 +21,7 @@ SE_INTEGRATION_TESTS = \
 	tests/oci-umoci.test \
 	tests/oci-layer-attack.test \
 	tests/oci-image.test \
+	tests/oci-overlay.test \
 	tests/replace.test \
 	tests/metadata.test \
 	tests/nonroot.test \

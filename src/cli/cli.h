@@ -125,6 +125,7 @@ struct cli_options {
 	const char *label;		/* -V PATTERN: the volume label to check */
 	enum backup_kind backup;	/* --backup */
 	const char *backup_suffix;	/* --suffix, SIMPLE_BACKUP_SUFFIX or "~" */
+	int whiteouts;			/* --whiteout-format: SE_WHITEOUTS_*, 0: OCI's */
 };
 
 /* What a run did, for callers that check it (the fuzz harness). */

@@ -835,8 +835,11 @@ static bool configure(se_run *run, const struct cli_options *o)
 		good &= se_run_xattrs_include(run, o->xattr_includes.v[i]) == 0;
 	for (size_t i = 0; i < o->xattr_excludes.n; i++)
 		good &= se_run_xattrs_exclude(run, o->xattr_excludes.v[i]) == 0;
-	/* --oci-image: se_run_image() turns whiteouts on itself. */
-	if (o->flags & CLI_OCI_LAYER)
+	/* --oci-image: se_run_image() turns OCI's whiteouts on itself,
+	 * and keeps an overlay format set here. */
+	if (o->whiteouts)
+		good &= se_run_set_whiteouts(run, o->whiteouts) == 0;
+	else if (o->flags & CLI_OCI_LAYER)
 		good &= se_run_set_whiteouts(run, SE_WHITEOUTS_OCI) == 0;
 	return good;
 }

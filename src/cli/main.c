@@ -74,6 +74,8 @@ enum long_option {
 	LO_SHOW_TRANSFORMED,
 	LO_OCI_LAYER,
 	LO_OCI_IMAGE,
+	LO_WHITEOUT_FORMAT,
+	LO_OVERLAY_USERXATTR,
 	LO_IGNORED,		/* tar options that change nothing when extracting */
 	LO_IGNORED_ARG,
 	LO_REFUSED,		/* tar options that would weaken the defence */
@@ -96,6 +98,8 @@ static const struct option long_options[] = {
 	{ "in-root", no_argument, NULL, LO_IN_ROOT },
 	{ "oci-layer", required_argument, NULL, LO_OCI_LAYER },
 	{ "oci-image", required_argument, NULL, LO_OCI_IMAGE },
+	{ "whiteout-format", required_argument, NULL, LO_WHITEOUT_FORMAT },
+	{ "overlay-userxattr", no_argument, NULL, LO_OVERLAY_USERXATTR },
 	{ "cross-mounts", no_argument, NULL, LO_CROSS_MOUNTS },
 	{ "devices", no_argument, NULL, LO_DEVICES },
 	{ "durable", no_argument, NULL, LO_DURABLE },
@@ -247,6 +251,14 @@ static void usage(FILE *f)
 "                         platform), every blob's digest and every layer's\n"
 "                         diff_id checked before anything is written, then\n"
 "                         its layers applied in order as --oci-layer does\n"
+"      --whiteout-format=oci|overlay  with --oci-layer or --oci-image: apply\n"
+"                         whiteouts (oci, the default), or apply them and\n"
+"                         leave them as overlayfs does in an upper directory\n"
+"                         (overlay: 0/0 character devices, the xattr\n"
+"                         trusted.overlay.opaque; image xattrs in that\n"
+"                         namespace stored escaped)\n"
+"      --overlay-userxattr  with --whiteout-format=overlay: user.overlay.*\n"
+"                         instead of trusted.overlay.* (a userxattr mount)\n"
 "\n"
 "As tar (old style 'xvf ARCHIVE' too):\n"
 "  -x, --extract          extract (the default)\n"
@@ -533,6 +545,7 @@ int main(int argc, char **argv)
 	struct cli_options o;
 	struct cli_result res;
 	bool have_file = false;
+	bool overlay_userxattr = false;
 	int c, status, opt_index;
 	const char *exclude_from = NULL;
 	struct word *nw;
@@ -691,6 +704,18 @@ int main(int argc, char **argv)
 			/* No archive: the layout's blobs are the input. */
 			have_file = true;
 			break;
+		case LO_WHITEOUT_FORMAT:
+			if (strcmp(optarg, "oci") == 0) {
+				o.whiteouts = SE_WHITEOUTS_OCI;
+			} else if (strcmp(optarg, "overlay") == 0) {
+				o.whiteouts = SE_WHITEOUTS_OVERLAY;
+			} else {
+				cli_warn("--whiteout-format: unknown format '%s' (oci or overlay)",
+					 optarg);
+				return finish(&o, EXIT_FATAL);
+			}
+			break;
+		case LO_OVERLAY_USERXATTR: overlay_userxattr = true; break;
 		case LO_CROSS_MOUNTS: o.flags |= CLI_CROSS_MOUNTS; break;
 		case LO_DEVICES: o.flags |= CLI_DEVICES; break;
 		case LO_DURABLE: o.flags |= CLI_DURABLE; break;
@@ -816,6 +841,17 @@ int main(int argc, char **argv)
 	if (o.image && (o.flags & (CLI_LIST | CLI_TO_STDOUT | CLI_INCREMENTAL))) {
 		cli_warn("--oci-image unpacks into DEST: not with -t, -O or -G");
 		return finish(&o, EXIT_FATAL);
+	}
+	if (o.whiteouts && !(o.flags & CLI_OCI_LAYER) && !o.image) {
+		cli_warn("--whiteout-format is for an image layer: --oci-layer or --oci-image");
+		return finish(&o, EXIT_FATAL);
+	}
+	if (overlay_userxattr) {
+		if (o.whiteouts != SE_WHITEOUTS_OVERLAY) {
+			cli_warn("--overlay-userxattr goes with --whiteout-format=overlay");
+			return finish(&o, EXIT_FATAL);
+		}
+		o.whiteouts = SE_WHITEOUTS_OVERLAY_USER;
 	}
 	if (o.image && (o.flags & CLI_DURABLE)) {
 		cli_warn("--oci-image with --durable is not supported yet: a whiteout's removals would meet the run's pending temporaries");

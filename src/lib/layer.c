@@ -16,6 +16,13 @@
  * comes after this layer's entries in its directory leaves them; what
  * the lower layers had under them goes.  umoci does the same (it skips
  * the paths it unpacked from the current layer).
+ *
+ * In overlay format the root is an overlayfs upper directory, and the
+ * markers must outlive the layer: overlayfs reads a whiteout as a 0/0
+ * character device and an opaque directory by its xattr.  The lower
+ * layers' names are still removed from the root (in a fresh upper
+ * directory there are none), so that a root that held some shows the
+ * same as the merged mount.
  */
 #include "config.h"
 
@@ -24,6 +31,8 @@
 #include <stdio.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <sys/sysmacros.h>
+#include <sys/xattr.h>
 #include <unistd.h>
 
 #include "layer.h"
@@ -177,28 +186,85 @@ static struct outcome removal_failed(int err)
 	return fail("cannot remove what the whiteout names", err);
 }
 
+/* Overlay format: directory FD (not O_PATH) is opaque, as overlayfs
+ * marks a directory that hides the lower layers' one of its name. */
+static int overlay_opaque(const struct layer *l, int fd)
+{
+	char xname[64];
+
+	snprintf(xname, sizeof(xname), "%sopaque", l->overlay_ns);
+	return fsetxattr(fd, xname, "y", 1, 0) < 0 ? -errno : 0;
+}
+
+/* Overlay format: LEAF, one component in DIRFD, made a directory that
+ * hides the lower layers' (a directory where a whiteout stood). */
+static int overlay_opaque_leaf(const struct layer *l, int dirfd, const char *leaf)
+{
+	int fd = rs_open_leaf(l->rs, dirfd, leaf, O_RDONLY | O_DIRECTORY), r;
+
+	if (fd < 0)
+		return fd;
+	r = overlay_opaque(l, fd);
+	close(fd);
+	return r;
+}
+
+/*
+ * Overlay format: overlayfs's whiteout, a character device 0/0, at LEAF
+ * in DIRFD.  When a name of this layer's own still stands there, a
+ * non-directory hides the lower layers' name by itself, and a directory
+ * (which the whiteout emptied of their names) is made opaque, or the
+ * mount would merge theirs back in.  mknodat never replaces: what
+ * appears at the name meanwhile fails the marker.
+ */
+static int overlay_whiteout(const struct layer *l, int dirfd, const char *leaf)
+{
+	struct stat st;
+
+	if (fstatat(dirfd, leaf, &st, AT_SYMLINK_NOFOLLOW) == 0)
+		return S_ISDIR(st.st_mode) ? overlay_opaque_leaf(l, dirfd, leaf) : 0;
+	if (errno != ENOENT)
+		return -errno;
+	return mknodat(dirfd, leaf, S_IFCHR | 0000, makedev(0, 0)) < 0 ? -errno : 0;
+}
+
+static bool is_overlay_whiteout(const struct stat *st)
+{
+	return S_ISCHR(st->st_mode) && st->st_rdev == makedev(0, 0);
+}
+
 /* .wh.NAME: NAME in the marker's directory, and everything under it that
  * the lower layers made. */
-static struct outcome whiteout(struct layer *l, const struct plan *p)
+static struct outcome whiteout(struct layer *l, const struct plan *p, mode_t dirmode)
 {
 	char target[SE_PATH_MAX];
 	const char *leaf = leaf_of(p->path), *name;
+	bool overlay = l->overlay_ns != NULL;
 	int dirfd, r;
 
 	r = snprintf(target, sizeof(target), "%.*s%s", (int)(leaf - p->path), p->path,
 		     leaf + strlen(LAYER_WH_PREFIX));
 	if (r < 0 || (size_t)r >= sizeof(target))
 		return refuse("name too long", ENAMETOOLONG);
-	dirfd = rs_open_parent(l->rs, target, false, 0, &name);
+	/* An overlay whiteout needs its directory in the upper one. */
+	dirfd = rs_open_parent(l->rs, target, overlay, dirmode, &name);
 	/* No directory there: nothing of the lower layers to remove. */
-	if (dirfd == -ENOENT || dirfd == -ENOTDIR)
+	if (!overlay && (dirfd == -ENOENT || dirfd == -ENOTDIR))
 		return ok(SE_CREATED);
 	if (dirfd < 0)
 		return resolve_outcome(l->rs->in_root, -dirfd);
 	r = remove_in(dirfd, name, written_here, l);
-	close(dirfd);
 	forget_removed(l, target, false);
-	return r < 0 ? removal_failed(-r) : ok(SE_CREATED);
+	if (r < 0) {
+		close(dirfd);
+		return removal_failed(-r);
+	}
+	if (overlay && (r = overlay_whiteout(l, dirfd, name)) < 0) {
+		close(dirfd);
+		return fail("cannot make the overlay whiteout (a 0/0 character device)", -r);
+	}
+	close(dirfd);
+	return ok(SE_CREATED);
 }
 
 /* .wh..wh..opq: every name in the marker's directory that the lower
@@ -209,19 +275,38 @@ static struct outcome opaque(struct layer *l, const struct plan *p, mode_t dirmo
 {
 	char dir[SE_PATH_MAX];
 	const char *leaf = leaf_of(p->path);
+	bool overlay = l->overlay_ns != NULL;
 	int dirfd, r;
 
-	dirfd = rs_open_parent(l->rs, p->path, true, dirmode, &leaf);
-	if (dirfd == -ENOENT || dirfd == -ENOTDIR)
+	snprintf(dir, sizeof(dir), "%.*s", leaf > p->path ? (int)(leaf - p->path) - 1 : 0,
+		 p->path);
+	/* An overlay marker's xattr is set through this fd: not O_PATH. */
+	dirfd = rs_open_dir(l->rs, dir, overlay ? O_RDONLY : O_PATH, true, dirmode);
+	if (!overlay && (dirfd == -ENOENT || dirfd == -ENOTDIR))
 		return ok(SE_CREATED);
 	if (dirfd < 0)
 		return resolve_outcome(l->rs->in_root, -dirfd);
 	r = remove_in(dirfd, NULL, written_here, l);
-	close(dirfd);
-	snprintf(dir, sizeof(dir), "%.*s", leaf > p->path ? (int)(leaf - p->path) - 1 : 0,
-		 p->path);
 	forget_removed(l, dir, true);
-	return r < 0 ? removal_failed(-r) : ok(SE_CREATED);
+	if (r < 0) {
+		close(dirfd);
+		return removal_failed(-r);
+	}
+	/* overlayfs never reads the upper directory's own opaque mark: the
+	 * lower layers' names would show through, whatever is written. */
+	if (overlay && !dir[0]) {
+		close(dirfd);
+		return fail("an opaque marker at the root cannot be kept for overlayfs, "
+			    "which ignores one on the upper directory itself", EOPNOTSUPP);
+	}
+	if (overlay && (r = -overlay_opaque(l, dirfd)) > 0) {
+		close(dirfd);
+		return fail(r == EPERM ? "cannot mark the directory opaque for overlayfs "
+				"(a trusted.* xattr needs CAP_SYS_ADMIN)" :
+			    "cannot mark the directory opaque for overlayfs", r);
+	}
+	close(dirfd);
+	return ok(SE_CREATED);
 }
 
 /*
@@ -230,11 +315,14 @@ static struct outcome opaque(struct layer *l, const struct plan *p, mode_t dirmo
  * goes (a symlink as itself: the directory is never made through it,
  * nor its metadata applied through it), and a directory in a
  * non-directory's way goes with everything under it.  False with *O
- * when that failed.
+ * when that failed.  In overlay format a directory where a whiteout
+ * stands is made here, opaque, as overlayfs makes it: the whiteout
+ * said the lower layers' directory of that name is gone.
  */
-static bool clear_way(struct layer *l, const struct plan *p, struct outcome *o)
+static bool clear_way(struct layer *l, const struct plan *p, mode_t dirmode,
+		      struct outcome *o)
 {
-	bool tree = false;
+	bool tree = false, opaque_dir = false;
 	const char *leaf;
 	struct stat st;
 	int dirfd, r = 0;
@@ -245,14 +333,25 @@ static bool clear_way(struct layer *l, const struct plan *p, struct outcome *o)
 	if (dirfd < 0)
 		return true;	/* nothing there yet; the entry's own stage says why */
 	if (fstatat(dirfd, leaf, &st, AT_SYMLINK_NOFOLLOW) == 0) {
-		if (p->kind == PK_DIR && !S_ISDIR(st.st_mode))
+		if (p->kind == PK_DIR && !S_ISDIR(st.st_mode)) {
 			r = unlinkat(dirfd, leaf, 0) < 0 && errno != ENOENT ? -errno : 0;
-		else if (p->kind != PK_DIR && S_ISDIR(st.st_mode) && (tree = true))
+			opaque_dir = r == 0 && l->overlay_ns && is_overlay_whiteout(&st);
+		} else if (p->kind != PK_DIR && S_ISDIR(st.st_mode) && (tree = true)) {
 			r = remove_in(dirfd, leaf, NULL, NULL);
+		}
+	}
+	if (opaque_dir) {
+		r = mkdirat(dirfd, leaf, dirmode) < 0 ? -errno : 0;
+		if (r == 0)
+			r = overlay_opaque_leaf(l, dirfd, leaf);
 	}
 	close(dirfd);
 	if (tree)
 		forget_removed(l, p->path, false);
+	if (r < 0 && opaque_dir) {
+		*o = fail("cannot make the directory that replaces an overlay whiteout, opaque", -r);
+		return false;
+	}
 	if (r < 0) {
 		*o = r == -EXDEV ? fail("a mount point is in the way (never removed)", EXDEV) :
 		     fail("cannot remove what is in the way", -r);
@@ -267,10 +366,10 @@ bool layer_before(struct layer *l, struct plan *p, mode_t dirmode, struct outcom
 
 	switch (classify(p->path, p->kind, &why)) {
 	case MK_NONE:
-		return !clear_way(l, p, o);
+		return !clear_way(l, p, dirmode, o);
 	case MK_WHITEOUT:
 		p->type = "whiteout";
-		*o = whiteout(l, p);
+		*o = whiteout(l, p, dirmode);
 		return true;
 	case MK_OPAQUE:
 		p->type = "opaque-whiteout";

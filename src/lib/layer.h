@@ -26,7 +26,14 @@
 struct layer {
 	struct resolver *rs;
 	struct dirmeta *dm;		/* the run's directories whose metadata waits */
-	bool on;			/* SE_WHITEOUTS_OCI */
+	bool on;			/* any SE_WHITEOUTS_* but NONE */
+	int format;			/* SE_WHITEOUTS_* */
+	/* SE_WHITEOUTS_OVERLAY*: overlayfs's own namespace, "trusted.overlay."
+	 * or "user.overlay."; NULL for SE_WHITEOUTS_OCI.  Then a whiteout
+	 * also leaves a 0/0 character device at its name and an opaque
+	 * marker the xattr NS"opaque" = "y" on its directory, as overlayfs
+	 * writes them in an upper directory. */
+	const char *overlay_ns;
 	/* "dev:ino/leaf" of every name this layer made: its parent
 	 * directory's identity, so another spelling of the path (a symlink
 	 * followed in SE_IN_ROOT) is the same name. */

@@ -29,6 +29,9 @@ struct policy {
 	int strip_components;
 	struct pattern_list includes, excludes;
 	struct pattern_list xattr_includes, xattr_excludes;
+	/* With overlay whiteouts, overlayfs's namespace ("trusted.overlay."
+	 * or "user.overlay."): an image xattr in it is stored escaped. */
+	const char *overlay_ns;
 	bool *pattern_hit;		/* one per include */
 	unsigned int occurrence;	/* --occurrence=N, or 0 */
 	struct map seen_names;		/* name -> times seen, with occurrence */

@@ -186,10 +186,17 @@ SE_EXPORT int se_run_set_owner_lookup(se_run *run, se_owner_cb *cb, void *data)
 SE_EXPORT int se_run_set_whiteouts(se_run *run, int format)
 {
 	struct pipeline *pl = &run->pl;
+	const char *ns = NULL;
 
 	switch (format) {
 	case SE_WHITEOUTS_NONE:
 	case SE_WHITEOUTS_OCI:
+		break;
+	case SE_WHITEOUTS_OVERLAY:
+		ns = "trusted.overlay.";
+		break;
+	case SE_WHITEOUTS_OVERLAY_USER:
+		ns = "user.overlay.";
 		break;
 	default:
 		return -EINVAL;
@@ -199,7 +206,10 @@ SE_EXPORT int se_run_set_whiteouts(se_run *run, int format)
 		return -EOPNOTSUPP;
 	if (pl->entries)
 		return -EBUSY;
-	pl->layer.on = format == SE_WHITEOUTS_OCI;
+	pl->layer.on = format != SE_WHITEOUTS_NONE;
+	pl->layer.format = format;
+	pl->layer.overlay_ns = ns;
+	pl->pol.overlay_ns = ns;
 	return 0;
 }
 
@@ -479,7 +489,9 @@ SE_EXPORT int se_run_image(se_run *run, int dirfd, const char *tag, const char *
 
 	if (pl->finished || pl->fatal)
 		return -EINVAL;
-	r = se_run_set_whiteouts(run, SE_WHITEOUTS_OCI);
+	/* Whiteouts as the image spec says, or as overlayfs records them
+	 * when the caller asked for that. */
+	r = se_run_set_whiteouts(run, pl->layer.on ? pl->layer.format : SE_WHITEOUTS_OCI);
 	if (r < 0)
 		return r;
 	if (!platform) {

@@ -185,6 +185,26 @@ static bool xattr_name_decode(const char *name, char *out, size_t cap)
 	return true;
 }
 
+/*
+ * In an overlayfs upper directory, an xattr in overlayfs's own namespace
+ * (NS, "trusted.overlay." or "user.overlay.") is the mount's, not the
+ * file's: an image's "trusted.overlay.redirect" or ".metacopy" applied as
+ * it is would make the merged view show another layer's file, an
+ * ".opaque" hide a lower directory.  Linux 6.7 reads NS"overlay."NAME as
+ * the file's own NS NAME, so the image's is stored that way.  False when
+ * the escaped name does not fit OUT (then the xattr is not restored).
+ */
+static bool xattr_overlay_escape(const char *ns, const char *name, char *out, size_t cap)
+{
+	size_t n = strlen(ns);
+	int r;
+
+	if (strncmp(name, ns, n) != 0)
+		return snprintf(out, cap, "%s", name) < (int)cap;
+	r = snprintf(out, cap, "%soverlay.%s", ns, name + n);
+	return r >= 0 && (size_t)r < cap;
+}
+
 struct attr_blob *entry_attrs(const struct policy *run, struct archive_entry *e,
 				     const struct owner_plan *own)
 {
@@ -197,15 +217,20 @@ struct attr_blob *entry_attrs(const struct policy *run, struct archive_entry *e,
 		archive_entry_xattr_reset(e);
 		while (archive_entry_xattr_next(e, &name, &value, &size) == ARCHIVE_OK) {
 			/* XATTR_NAME_MAX is 255: a longer name is no name. */
-			char decoded[256];
+			char decoded[256], stored[256];
 
 			if (!xattr_name_decode(name, decoded, sizeof(decoded)))
 				continue;
 			/* ACLs come through --acls, in the format checked above. */
 			if (strncmp(decoded, "system.posix_acl_", 17) == 0)
 				continue;
-			if (xattr_wanted(run, decoded, own))
+			if (!xattr_wanted(run, decoded, own))
+				continue;
+			if (!run->overlay_ns)
 				attr_add(&list, decoded, value, size);
+			else if (xattr_overlay_escape(run->overlay_ns, decoded, stored,
+						      sizeof(stored)))
+				attr_add(&list, stored, value, size);
 		}
 	}
 	if (run->opts & SE_OPT_ACLS) {

@@ -26,7 +26,9 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
+#include <sys/sysmacros.h>
 #include <sys/stat.h>
+#include <sys/xattr.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -1381,6 +1383,56 @@ static void whiteouts_apply_a_layer(void)
 	tap_ok(r4 == -EOPNOTSUPP, "se_run_set_whiteouts with SE_OPT_DURABLE: -EOPNOTSUPP (%d)", r4);
 }
 
+/* Overlay format: the markers stay as overlayfs reads them (a 0/0
+ * character device; the opaque xattr, user.* here so that the file
+ * system needs no trusted.* support), and an image's own xattr in that
+ * namespace is stored escaped. */
+static void whiteouts_overlay_format(void)
+{
+	static const struct member layer[] = {
+		{ 'f', ".wh.gone", "" },
+		{ 'd', "o", NULL },
+		{ 'f', "o/.wh..wh..opq", "" },
+		{ 'f', "o/new", "2\n" },
+		{ 0, NULL, NULL },
+	};
+	char p[600], v[8];
+	struct stat st;
+	struct job j;
+	int r1, r2, r3, r4, verdict;
+	ssize_t n;
+
+	job_start(&j, true, SE_IN_ROOT, 0, NULL);
+	r1 = se_run_set_whiteouts(j.run, SE_WHITEOUTS_OVERLAY);
+	r2 = se_run_set_whiteouts(j.run, SE_WHITEOUTS_OVERLAY_USER + 1);
+	r3 = se_run_set_whiteouts(j.run, SE_WHITEOUTS_OVERLAY_USER);
+	job_end(&j);
+	job_start(&j, true, SE_IN_ROOT, SE_OPT_DURABLE, NULL);
+	r4 = se_run_set_whiteouts(j.run, SE_WHITEOUTS_OVERLAY);
+	job_end(&j);
+	tap_ok(r1 == 0 && r2 == -EINVAL && r3 == 0 && r4 == -EOPNOTSUPP,
+	       "se_run_set_whiteouts: OVERLAY 0, an unknown format -EINVAL, OVERLAY_USER 0, OVERLAY with SE_OPT_DURABLE -EOPNOTSUPP (%d %d %d %d)",
+	       r1, r2, r3, r4);
+	if (geteuid() != 0) {
+		tap_skip("overlay whiteouts applied: a 0/0 character device needs root");
+		return;
+	}
+	job_start(&j, true, SE_IN_ROOT, 0, NULL);
+	r1 = se_run_set_whiteouts(j.run, SE_WHITEOUTS_OVERLAY_USER);
+	job_feed(&j, layer);
+	verdict = se_run_finish(j.run);
+	job_end(&j);
+	snprintf(p, sizeof(p), "%s/gone", dest);
+	r2 = lstat(p, &st) == 0 && S_ISCHR(st.st_mode) && st.st_rdev == makedev(0, 0) &&
+	     (st.st_mode & 07777) == 0;
+	snprintf(p, sizeof(p), "%s/o", dest);
+	n = lgetxattr(p, "user.overlay.opaque", v, sizeof(v));
+	tap_ok(r1 == 0 && verdict == 0 && r2 && n == 1 && v[0] == 'y' &&
+	       has_content("o/new", "2\n") && !exists(".wh.gone") && !exists("o/.wh..wh..opq"),
+	       "SE_WHITEOUTS_OVERLAY_USER: a whiteout is a 0/0 device, an opaque marker the xattr user.overlay.opaque (verdict %d, device %d, xattr %zd)",
+	       verdict, r2, n);
+}
+
 static void (*const cases[])(void) = {
 	root_open_missing_directory,
 	root_open_two_forced_backends_is_einval,
@@ -1400,6 +1452,7 @@ static void (*const cases[])(void) = {
 	scoped_file_operations,
 	remove_tree_stays_inside,
 	whiteouts_apply_a_layer,
+	whiteouts_overlay_format,
 	root_lstat_is_scoped,
 	in_root_owner_names_map_through_the_roots_passwd,
 	owner_lookup_callback_decides,

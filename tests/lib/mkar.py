@@ -16,7 +16,9 @@ word is the entry type, the second the name, exactly as stored (the escapes
   c NAME MAJOR MINOR        character device
   b NAME MAJOR MINOR        block device
 
-then any of mode=OCTAL mtime=SECONDS uid=N gid=N uname=S gname=S.
+then any of mode=OCTAL mtime=SECONDS uid=N gid=N uname=S gname=S, and
+xattr=NAME=VALUE (repeatable; a pax SCHILY.xattr record, so only in a pax
+archive).
 OUT '-' writes to standard output.
 """
 import codecs
@@ -52,9 +54,13 @@ def entry(words):
     kind, name, rest = words[0], raw(words[1]), words[2:]
     opts = {}
     args = []
+    xattrs = {}
     for w in rest:
         key, eq, val = w.partition("=")
-        if eq and key in ("mode", "mtime", "uid", "gid", "uname", "gname"):
+        if eq and key == "xattr":
+            xname, _, xvalue = val.partition("=")
+            xattrs["SCHILY.xattr." + xname] = xvalue
+        elif eq and key in ("mode", "mtime", "uid", "gid", "uname", "gname"):
             opts[key] = val
         else:
             args.append(w)
@@ -66,6 +72,8 @@ def entry(words):
     ti.uname = opts.get("uname", "")
     ti.gname = opts.get("gname", "")
     ti.mode = int(opts.get("mode", {"d": "755", "l": "777"}.get(kind, "644")), 8)
+    if xattrs:
+        ti.pax_headers = xattrs
     data = None
     if kind == "f":
         data = raw(args[0]).encode("utf-8", "surrogateescape") if args \

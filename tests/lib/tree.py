@@ -1,12 +1,13 @@
 #!/usr/bin/env python3
 """Describe a directory tree, one sorted line per object, for comparisons.
 
-usage: tree.py DIR [--mtime] [--dir-mtime] [--owner] [--no-mode]
+usage: tree.py DIR [--mtime] [--dir-mtime] [--owner] [--no-mode] [--xattrs]
 
 Each line: relative path, type, mode, and per type the size and SHA-256 of
 a file's content, a symlink's target, or a device's numbers.  Hard links
 show as the group of paths sharing an inode (by the first path's name).
-Nothing is followed.
+--xattrs adds every extended attribute a listing shows, sorted, with its
+value.  Nothing is followed.
 """
 import hashlib
 import os
@@ -61,6 +62,10 @@ def main():
                 fields.append("mtime=%d" % st.st_mtime)
             if "--dir-mtime" in flags and stat.S_ISDIR(m):
                 fields.append("mtime=%d" % st.st_mtime)
+            if "--xattrs" in flags:
+                for x in sorted(os.listxattr(full, follow_symlinks=False)):
+                    fields.append("xattr:%s=%r" % (
+                        x, os.getxattr(full, x, follow_symlinks=False)))
             rows.append(" ".join(fields))
     # Hard-link groups depend on walk order only through the first name,
     # which os.walk visits in sorted order: stable across runs.
