@@ -371,6 +371,10 @@ static void out_add(struct outbuf *o, const char *s, size_t n)
 		if (o->err)
 			return;
 	}
+	if (n > sizeof(o->b)) {		/* a record larger than the block */
+		o->err = put(o->j, s, n);
+		return;
+	}
 	memcpy(o->b + o->used, s, n);
 	o->used += n;
 }
@@ -442,6 +446,54 @@ static size_t meta_record(struct journal *j, const struct deferred_dir *dd,
 	return at + (size_t)n;
 }
 
+/*
+ * The "xattr" records of deferred directory DD, after its "meta" record
+ * (REC, N bytes, whose directory and DEV:INO they repeat): one a name, the
+ * value in hex.  A value may be 64 KiB, so each record is allocated.
+ */
+static void xattr_records(struct outbuf *o, const struct deferred_dir *dd,
+			  const char *rec, size_t n)
+{
+	static const char hex[] = "0123456789abcdef";
+	const char *sp1 = memchr(rec, ' ', n), *sp2;
+	size_t head;
+
+	/* "meta D DEV:INO:..." -> "D DEV:INO" */
+	sp2 = sp1 ? memchr(sp1 + 1, ' ', n - (size_t)(sp1 + 1 - rec)) : NULL;
+	if (!sp2)
+		return;
+	head = (size_t)(strchr(strchr(sp2 + 1, ':') + 1, ':') - (sp1 + 1));
+	for (const struct attr_blob *a = dd->xattrs; a && !o->err; a = a->next) {
+		size_t cap = 6 + head + 1 + 3 * strlen(a->name) + 2 + 2 * a->size + 2, at, k;
+		char *r = malloc(cap);
+
+		if (!r) {
+			o->err = -ENOMEM;
+			return;
+		}
+		memcpy(r, "xattr ", 6);
+		memcpy(r + 6, sp1 + 1, head);
+		at = 6 + head;
+		r[at++] = ' ';
+		k = journal_encode(a->name, r + at, cap - at);
+		if (!k) {
+			free(r);
+			continue;
+		}
+		at += k;
+		r[at++] = ' ';
+		if (!a->size)
+			r[at++] = '-';
+		for (size_t i = 0; i < a->size; i++) {
+			r[at++] = hex[a->value[i] >> 4];
+			r[at++] = hex[a->value[i] & 0xf];
+		}
+		r[at++] = '\n';
+		out_add(o, r, at);
+		free(r);
+	}
+}
+
 int journal_commit(struct journal *j, const struct durable *d, const struct dirmeta *dm,
 		   struct resolver *rs)
 {
@@ -488,8 +540,10 @@ int journal_commit(struct journal *j, const struct durable *d, const struct dirm
 	for (size_t i = 0; dm && i < dm->n_dirs && !o->err; i++) {
 		size_t n = meta_record(j, &dm->dirs[i], rs, rec, sizeof(rec));
 
-		if (n)
+		if (n) {
 			out_add(o, rec, n);
+			xattr_records(o, &dm->dirs[i], rec, n);
+		}
 	}
 	if (!o->err && o->used)
 		o->err = put(j, o->b, o->used);

@@ -17,6 +17,12 @@
  *   meta D DEV:INO:MODE:UID:GID:AS.AN:MS.MN
  *                                then directory D (device DEV, inode INO)
  *                                gets its mode, owner (-1: kept) and times
+ *   xattr D DEV:INO NAME HEX     and the extended attribute NAME (an ACL is
+ *                                system.posix_acl_*), its value in hex
+ *                                ("-": empty); recovery applies user.*
+ *                                and the ACLs only (journal.h's reader
+ *                                trusts no namespace a forger could use
+ *                                against an overlay or a label)
  *   end N SHA256                 N bytes before this line, and their digest
  *
  * D is a directory's path from DEST with no symlink in it ("." is DEST).

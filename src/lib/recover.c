@@ -20,6 +20,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <sys/xattr.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -30,13 +31,14 @@
 #include "sha256.h"
 #include "tmpname.h"
 
-enum rec_kind { R_DIR, R_MKDIR, R_KEPT, R_MADE, R_ASIDE, R_RENAME, R_META };
+enum rec_kind { R_DIR, R_MKDIR, R_KEPT, R_MADE, R_ASIDE, R_RENAME, R_META, R_XATTR };
 
 struct rec {
 	enum rec_kind kind;
 	char *d;		/* a directory from the root ("." is the root) */
-	char *a, *b;		/* MADE: leaf; ASIDE: temporary, leaf;
-				 * RENAME: temporary, leaf */
+	char *a, *b, *c;	/* MADE: leaf; ASIDE: temporary, leaf;
+				 * RENAME: temporary, leaf; META: its data;
+				 * XATTR: DEV:INO, name, hex value */
 };
 
 struct jdata {
@@ -80,12 +82,12 @@ static bool good_leaf(const char *l)
 }
 
 /* Split LINE (NUL-ended, no newline) into at most 4 words. */
-static int words(char *line, char *w[4])
+static int words(char *line, char *w[5])
 {
 	int n = 0;
 
 	for (char *s = strtok(line, " "); s; s = strtok(NULL, " ")) {
-		if (n == 4)
+		if (n == 5)
 			return -1;
 		w[n++] = s;
 	}
@@ -116,6 +118,31 @@ static bool meta_of(const char *s, struct dmeta *m)
 	if (m)
 		*m = x;
 	return true;
+}
+
+/*
+ * An xattr record's fields: "DEV:INO", a name recovery may set, and an
+ * even run of hex digits ("-": empty) of at most 64 KiB.  Only user.* and
+ * the ACLs: a forged journal must not set trusted.overlay.* (an opaque
+ * or redirect mark for an overlay mount) or a security.* label.
+ */
+static bool xattr_record_ok(const char *id, const char *name, const char *hex)
+{
+	unsigned long long dev, ino;
+	size_t n = strlen(hex);
+	int used = 0;
+
+	if (sscanf(id, "%llu:%llu%n", &dev, &ino, &used) != 2 || id[used])
+		return false;
+	if (strlen(name) > 255 ||
+	    (strncmp(name, "user.", 5) != 0 && strcmp(name, "system.posix_acl_access") != 0 &&
+	     strcmp(name, "system.posix_acl_default") != 0))
+		return false;
+	if (strcmp(hex, "-") == 0)
+		return true;
+	if (n % 2 || n > 2 * 65536)
+		return false;
+	return strspn(hex, "0123456789abcdef") == n;
 }
 
 static bool end_matches(const char *buf, size_t at, const char *nstr, const char *hex)
@@ -156,7 +183,7 @@ static int parse(char *buf, size_t len, struct jdata *jd, struct recovery *r)
 		return say(r, -EINVAL, JOURNAL_NAME ": not a safe-extract journal (first line)");
 	at = (size_t)(nl - buf) + 1;
 	while (at < len) {
-		char *line = buf + at, *w[4] = { 0 };
+		char *line = buf + at, *w[5] = { 0 };
 		size_t start = at;
 		int nw;
 
@@ -214,6 +241,8 @@ static int parse(char *buf, size_t len, struct jdata *jd, struct recovery *r)
 				rc->kind = R_RENAME;
 			else if (strcmp(w[0], "meta") == 0 && nw == 3)
 				rc->kind = R_META;
+			else if (strcmp(w[0], "xattr") == 0 && nw == 5)
+				rc->kind = R_XATTR;
 			else
 				goto bad;
 		} else if (strcmp(w[0], "dir") == 0 && nw == 2) {
@@ -231,11 +260,14 @@ static int parse(char *buf, size_t len, struct jdata *jd, struct recovery *r)
 		}
 		rc->a = nw >= 3 ? w[2] : NULL;
 		rc->b = nw >= 4 ? w[3] : NULL;
+		rc->c = nw >= 5 ? w[4] : NULL;
 		if (!good_dir(rc->d))
 			goto bad;
 		if ((rc->kind == R_MKDIR || rc->kind == R_KEPT) && strcmp(rc->d, ".") == 0)
 			goto bad;	/* the root itself is never the run's */
 		if (rc->kind == R_META && !meta_of(rc->a, NULL))
+			goto bad;
+		if (rc->kind == R_XATTR && !xattr_record_ok(rc->a, rc->b, rc->c))
 			goto bad;
 		if (rc->kind == R_MADE && !good_leaf(rc->a))
 			goto bad;
@@ -420,6 +452,36 @@ static void roll_back(struct resolver *rs, const struct jdata *jd, struct recove
 	}
 }
 
+/* The xattr records of directory D (device DEV, inode INO), set on FD
+ * as the run would have set them: after the mode, before the times. */
+static void apply_xattrs(const struct jdata *jd, const char *d, unsigned long long dev,
+			 unsigned long long ino, int fd)
+{
+	for (size_t i = 0; i < jd->n; i++) {
+		const struct rec *rc = &jd->recs[i];
+		unsigned long long rdev, rino;
+		unsigned char *v;
+		size_t n;
+
+		if (rc->kind != R_XATTR || strcmp(rc->d, d) != 0 ||
+		    sscanf(rc->a, "%llu:%llu", &rdev, &rino) != 2 || rdev != dev || rino != ino)
+			continue;
+		n = strcmp(rc->c, "-") == 0 ? 0 : strlen(rc->c) / 2;
+		v = malloc(n ? n : 1);
+		if (!v)
+			continue;
+		for (size_t k = 0; k < n; k++) {
+			unsigned int byte;
+
+			sscanf(rc->c + 2 * k, "%2x", &byte);
+			v[k] = (unsigned char)byte;
+		}
+		/* As the run: a failure leaves the directory as it is. */
+		(void)!fsetxattr(fd, rc->b, v, n, 0);
+		free(v);
+	}
+}
+
 static void roll_forward(struct resolver *rs, const struct jdata *jd, struct recovery *r)
 {
 	for (size_t i = 0; i < jd->n; i++) {
@@ -463,6 +525,7 @@ static void roll_forward(struct resolver *rs, const struct jdata *jd, struct rec
 			/* As the run: a failure leaves the directory as
 			 * it is, the tree's names are already whole. */
 			(void)!fchmod(fd, (mode_t)m.mode);
+			apply_xattrs(jd, rc->d, m.dev, m.ino, fd);
 			(void)!futimens(fd, m.ts);
 		}
 		close(fd);

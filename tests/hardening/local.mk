@@ -17,6 +17,7 @@ SE_HARDENING_TESTS = \
 	tests/hardening/libarchive-message-escaping.test \
 	tests/hardening/durable-same-tree.test \
 	tests/hardening/durable-many-directories.test \
+	tests/hardening/durable-directory-xattrs-after-a-cut.test \
 	tests/hardening/unverified-after-failed-check.test \
 	tests/hardening/file-header-named-like-a-directory.test \
 	tests/hardening/durable-in-root-relinked-dir.test \
