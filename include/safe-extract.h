@@ -255,6 +255,40 @@ typedef int se_owner_cb(void *data, int group, const char *name, unsigned int *i
 int se_run_set_owner_lookup(se_run *run, se_owner_cb *cb, void *data);
 
 /*
+ * Owners for a container that runs in a user namespace (rootless use):
+ * COUNT ids from CONTAINER_ID, as the archive gives them, become the
+ * host ids from HOST_ID, as newuidmap(1) writes a range of uid_map.
+ * WHICH is SE_MAP_UID, SE_MAP_GID or both; each call adds a range.
+ *
+ * Once any range is set, every owner the run sets is mapped: files,
+ * directories (their deferred metadata too), symlinks, FIFOs, devices,
+ * the root's own "./", with any se_run_set_jobs().  Users and groups
+ * both: a kind with no range of its own holds no id.  The id mapped is
+ * the one the run would set without maps, by name first (the rule of
+ * se_run_set_owner_lookup(), which in an SE_IN_ROOT root reads the
+ * root's own etc/passwd: the container's names), else the number.
+ *
+ * An id outside every range of its kind is never set as it is (the
+ * container's root would be the host's): the entry's owner is not set at
+ * all (it keeps the process's ids), its set-id bits and file
+ * capabilities are dropped, and it is reported SE_INCOMPLETE, error
+ * ERANGE, reason "uid N is outside every --map-ids range: owner not
+ * restored" (or gid, or both; "owner and set-id bits" when it had some).
+ *
+ * Call before the first entry, on a run that sets owners
+ * (SE_OPT_SAME_OWNER, euid 0 as in a user namespace).  Returns 0;
+ * -EINVAL for an unknown WHICH, a COUNT of 0, a range that reaches id
+ * 4294967295 (chown(2) reads it as "leave unchanged"), or one whose
+ * container ids or host ids overlap a range of the same kind (nothing
+ * is added); -EPERM when the run sets no owner (the map would change
+ * nothing); -EBUSY after the first entry; -ENOMEM.  Since 0.3.
+ */
+#define SE_MAP_UID	(1u << 0)
+#define SE_MAP_GID	(1u << 1)
+int se_run_add_id_map(se_run *run, unsigned int which, uint32_t container_id,
+		      uint32_t host_id, uint32_t count);
+
+/*
  * Apply each archive as a container image layer on top of what the root
  * holds (the lower layers).  SE_WHITEOUTS_NONE (the default): names that
  * begin with ".wh." are extracted as any other.  SE_WHITEOUTS_OCI, as the

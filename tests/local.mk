@@ -24,6 +24,7 @@ SE_INTEGRATION_TESTS = \
 	tests/oci-overlay.test \
 	tests/replace.test \
 	tests/metadata.test \
+	tests/map-ids.test \
 	tests/nonroot.test \
 	tests/xattrs-acls.test \
 	tests/sparse.test \

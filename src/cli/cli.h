@@ -116,6 +116,13 @@ struct cli_options {
 	unsigned int jobs;		/* --jobs=N, or 0: the CPUs */
 	uint64_t xz_memory;		/* --xz-memory, bytes, or 0: the default */
 	mode_t umask;			/* the user's, applied by the library */
+	/* --map-ids, --map-uids, --map-gids, in order; the text for messages. */
+	struct cli_id_map {
+		unsigned int which;	/* SE_MAP_UID | SE_MAP_GID */
+		uint32_t container_id, host_id, count;
+		const char *arg;	/* "--map-ids=0:100000:65536" */
+	} *id_maps;
+	size_t n_id_maps;
 	struct list includes, excludes;
 	struct list include_dirs;	/* per include: "" or its -C below DEST, "d/" */
 	struct list xattr_includes, xattr_excludes;

@@ -818,6 +818,35 @@ static unsigned int cli_jobs(const struct cli_options *o)
 	return n < 1 ? 1 : n > SE_JOBS_MAX ? SE_JOBS_MAX : (unsigned int)n;
 }
 
+/*
+ * --map-ids, --map-uids, --map-gids: each range to the run, in order.
+ * Their syntax was checked when parsed; the library refuses what does
+ * not fit with the ranges before it.  False after a message.  -t and -O
+ * set no owner: nothing to map.
+ */
+static bool add_id_maps(se_run *run, const struct cli_options *o)
+{
+	if (o->flags & (CLI_LIST | CLI_TO_STDOUT))
+		return true;
+	for (size_t i = 0; i < o->n_id_maps; i++) {
+		const struct cli_id_map *m = &o->id_maps[i];
+		int r = se_run_add_id_map(run, m->which, m->container_id, m->host_id,
+					  m->count);
+
+		if (r == -EINVAL)
+			cli_warn("%s: its container ids or its host ids overlap an earlier range of the same kind",
+				 m->arg);
+		else if (r == -EPERM)
+			cli_warn("%s: owners are not restored (not root, or --no-same-owner): the map would change nothing",
+				 m->arg);
+		else if (r < 0)
+			cli_warn("%s: %s", m->arg, strerror(-r));
+		if (r < 0)
+			return false;
+	}
+	return true;
+}
+
 static bool configure(se_run *run, const struct cli_options *o)
 {
 	bool good = true;
@@ -1129,6 +1158,8 @@ open_run:
 		cli_warn("out of memory");
 		goto out;
 	}
+	if (!add_id_maps(run, o))
+		goto out;
 	ui.run = run;
 	ui.progress = (o->flags & CLI_PROGRESS) && isatty(STDERR_FILENO);
 	se_run_set_log(run, log_cb, &ui);

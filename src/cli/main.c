@@ -68,6 +68,9 @@ enum long_option {
 	LO_OCCURRENCE,
 	LO_JOBS,
 	LO_XZ_MEMORY,
+	LO_MAP_IDS,		/* --map-ids: users and groups */
+	LO_MAP_UIDS,
+	LO_MAP_GIDS,
 	LO_WARNING,
 	LO_BACKUP,
 	LO_SUFFIX,
@@ -141,6 +144,9 @@ static const struct option long_options[] = {
 	{ "occurrence", optional_argument, NULL, LO_OCCURRENCE },
 	{ "jobs", required_argument, NULL, LO_JOBS },
 	{ "xz-memory", required_argument, NULL, LO_XZ_MEMORY },
+	{ "map-ids", required_argument, NULL, LO_MAP_IDS },
+	{ "map-uids", required_argument, NULL, LO_MAP_UIDS },
+	{ "map-gids", required_argument, NULL, LO_MAP_GIDS },
 	{ "warning", required_argument, NULL, LO_WARNING },
 	{ "exclude-vcs", no_argument, NULL, LO_EXCLUDE_VCS },
 	{ "one-top-level", optional_argument, NULL, LO_ONE_TOP_LEVEL },
@@ -221,6 +227,11 @@ static void usage(FILE *f)
 "      --no-same-permissions  apply the umask, drop set-id bits\n"
 "      --no-same-owner    do not restore owners (root restores by default)\n"
 "      --numeric-owner    restore owners by number, ignoring names\n"
+"      --map-ids=CONTAINER_ID:HOST_ID:COUNT  owners for a user namespace: COUNT\n"
+"                         user and group ids from CONTAINER_ID become those\n"
+"                         from HOST_ID (repeatable); an owner outside every\n"
+"                         range is not set (nor set-id bits), and reported\n"
+"      --map-uids=C:H:N, --map-gids=C:H:N  the same for users or groups only\n"
 "      --xattrs           restore extended attributes (user.* only, unless\n"
 "                         --xattrs-include=GLOB names others)\n"
 "      --xattrs-include=GLOB, --xattrs-exclude=GLOB  which xattrs; a\n"
@@ -406,6 +417,7 @@ static int finish(struct cli_options *o, int status)
 	free(o->excludes.v);
 	free(o->xattr_includes.v);
 	free(o->xattr_excludes.v);
+	free(o->id_maps);
 	tar_transform_free(o->transforms);
 	for (size_t i = 0; i < owned.n; i++)
 		free(owned.v[i]);
@@ -427,6 +439,63 @@ static char *owned_copy(char *s)
 		return s;
 	free(s);
 	return NULL;
+}
+
+/*
+ * --map-ids=CONTAINER_ID:HOST_ID:COUNT (OPTION names which) appended to
+ * O's maps for the kinds in WHICH: three decimal numbers, no sign, no
+ * space, no overflow; a COUNT of at least 1; neither range reaching
+ * 4294967295, which chown(2) reads as "leave the owner as it is".
+ * False after a message naming the bad part.
+ */
+static bool add_id_map(struct cli_options *o, const char *option, unsigned int which,
+		       const char *value)
+{
+	static const char *const part[] = { "container id", "host id", "count" };
+	struct cli_id_map m = { .which = which }, *nv;
+	uint32_t v[3];
+	const char *p = value;
+	char *arg;
+
+	for (int i = 0; i < 3; i++) {
+		size_t len = strcspn(p, ":"), k;
+		uint64_t n = 0;
+
+		if (p[len] != (i < 2 ? ':' : '\0')) {
+			cli_warn("--%s=%s: not CONTAINER_ID:HOST_ID:COUNT", option, value);
+			return false;
+		}
+		for (k = 0; k < len && p[k] >= '0' && p[k] <= '9' && n <= UINT32_MAX; k++)
+			n = n * 10 + (uint64_t)(p[k] - '0');
+		if (len == 0 || k < len || n > UINT32_MAX) {
+			cli_warn("--%s=%s: '%.*s' is not a %s (a decimal number below 4294967296)",
+				 option, value, (int)len, p, part[i]);
+			return false;
+		}
+		v[i] = (uint32_t)n;
+		p += len + (i < 2);
+	}
+	if (v[2] == 0) {
+		cli_warn("--%s=%s: a COUNT of 0 maps nothing", option, value);
+		return false;
+	}
+	if ((uint64_t)v[0] + v[2] > UINT32_MAX || (uint64_t)v[1] + v[2] > UINT32_MAX) {
+		cli_warn("--%s=%s: the range reaches id 4294967295, which chown reads as \"leave the owner\"",
+			 option, value);
+		return false;
+	}
+	nv = realloc(o->id_maps, (o->n_id_maps + 1) * sizeof(*nv));
+	if (nv)
+		o->id_maps = nv;
+	if (!nv || asprintf(&arg, "--%s=%s", option, value) < 0 || !(m.arg = owned_copy(arg))) {
+		cli_warn("out of memory");
+		return false;
+	}
+	m.container_id = v[0];
+	m.host_id = v[1];
+	m.count = v[2];
+	o->id_maps[o->n_id_maps++] = m;
+	return true;
 }
 
 /* DIR after the -C before it, as chdir(2) would take them in turn. */
@@ -722,6 +791,15 @@ int main(int argc, char **argv)
 		case LO_NO_SAME_OWNER: o.flags &= ~CLI_SAME_OWNER; break;
 		case LO_SAME_OWNER: o.flags |= CLI_SAME_OWNER; break;
 		case LO_NUMERIC_OWNER: o.flags |= CLI_NUMERIC_OWNER; break;
+		case LO_MAP_IDS:
+		case LO_MAP_UIDS:
+		case LO_MAP_GIDS:
+			if (!add_id_map(&o, long_options[opt_index].name,
+					c == LO_MAP_UIDS ? SE_MAP_UID :
+					c == LO_MAP_GIDS ? SE_MAP_GID : SE_MAP_UID | SE_MAP_GID,
+					optarg))
+				return finish(&o, EXIT_FATAL);
+			break;
 		case LO_XATTRS: o.flags |= CLI_XATTRS; break;
 		case LO_ACLS: o.flags |= CLI_ACLS; break;
 		case LO_XATTRS_INCLUDE:
@@ -827,6 +905,20 @@ int main(int argc, char **argv)
 	 * say. */
 	if (o.backup != BACKUP_NONE)
 		o.flags &= ~(CLI_KEEP_OLD | CLI_SKIP_OLD | CLI_KEEP_NEWER);
+	/* With maps, the library maps users and groups both: one kind
+	 * alone would leave every owner of the other outside every range. */
+	{
+		unsigned int kinds = 0;
+
+		for (size_t i = 0; i < o.n_id_maps; i++)
+			kinds |= o.id_maps[i].which;
+		if (kinds && kinds != (SE_MAP_UID | SE_MAP_GID)) {
+			cli_warn(kinds == SE_MAP_UID ?
+				 "--map-uids without --map-gids: every group would be outside every range (give --map-gids too, or --map-ids for both)" :
+				 "--map-gids without --map-uids: every user would be outside every range (give --map-uids too, or --map-ids for both)");
+			return finish(&o, EXIT_FATAL);
+		}
+	}
 	/* An image layer: absolute symlinks (var/run -> /run) resolve
 	 * inside DEST, and owners and modes are the image's numbers. */
 	if ((o.flags & CLI_OCI_LAYER) || o.image)

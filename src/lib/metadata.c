@@ -48,6 +48,8 @@ struct outcome apply_fd_metadata(char reason[REASON_MAX], int fd, bool opath,
 
 	if (own->problem)
 		incomplete(&o, own->problem, ERANGE);
+	if (own->unmapped)
+		incomplete(&o, owner_unmapped_reason(own, reason, REASON_MAX), ERANGE);
 	if (own->set_owner) {
 		r = opath ? fchownat(fd, "", own->uid, own->gid,
 				     AT_EMPTY_PATH | AT_SYMLINK_NOFOLLOW) :

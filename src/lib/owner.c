@@ -6,6 +6,7 @@
 #include <archive.h>
 #include <fcntl.h>
 #include <grp.h>
+#include <inttypes.h>
 #include <pwd.h>
 #include <stdint.h>
 #include <stdio.h>
@@ -160,14 +161,67 @@ static bool entry_owner_id(struct policy *run, struct archive_entry *e, bool gro
 	return true;
 }
 
+/* ---- id maps ------------------------------------------------------------ */
+
+/*
+ * The host id of container id ID of kind GROUP (0 users, 1 groups) under
+ * the run's ranges (se_run_add_id_map): false when no range holds it.
+ * No range of either kind: ID itself.  Ranges of one kind only: the
+ * other kind holds no id, never "as it is", which would give the
+ * container's group 0 the host's.  Ranges were checked not to overlap
+ * and not to reach 4294967295, so the sum cannot wrap.
+ */
+static bool map_id(const struct policy *run, int group, uint32_t id, uint32_t *out)
+{
+	const struct id_ranges *r = &run->id_maps[group];
+
+	if (run->id_maps[0].n == 0 && run->id_maps[1].n == 0) {
+		*out = id;
+		return true;
+	}
+	for (size_t i = 0; i < r->n; i++) {
+		if (id >= r->v[i].inside && id - r->v[i].inside < r->v[i].count) {
+			*out = r->v[i].outside + (id - r->v[i].inside);
+			return true;
+		}
+	}
+	return false;
+}
+
+const char *owner_unmapped_reason(const struct owner_plan *p, char *buf, size_t cap)
+{
+	const char *what = p->setid_dropped ? "owner and set-id bits" : "owner";
+	int n;
+
+	switch (p->unmapped) {
+	case SE_MAP_UID:
+		n = snprintf(buf, cap, "uid %" PRIu32 " is outside every --map-ids range: %s not restored",
+			     p->unmapped_uid, what);
+		break;
+	case SE_MAP_GID:
+		n = snprintf(buf, cap, "gid %" PRIu32 " is outside every --map-ids range: %s not restored",
+			     p->unmapped_gid, what);
+		break;
+	case SE_MAP_UID | SE_MAP_GID:
+		n = snprintf(buf, cap, "uid %" PRIu32 " and gid %" PRIu32
+			     " are outside every --map-ids range: %s not restored",
+			     p->unmapped_uid, p->unmapped_gid, what);
+		break;
+	default:
+		return NULL;
+	}
+	/* A cut reason would still read as a whole one. */
+	return n < 0 || (size_t)n >= cap ? "owner id outside every --map-ids range: owner not restored" : buf;
+}
+
 /* ---- owners and modes ------------------------------------------------- */
 
 /*
  * Owner and mode for entry E.  As GNU tar: without -p only the rwx bits
  * survive, less the umask.  Set-id bits survive only together with the
  * owner they were meant for: a 6755 file of uid 1000 extracted by root
- * with --no-same-owner, or with an owner id out of range, would otherwise
- * become set-uid root.
+ * with --no-same-owner, with an owner id out of range, or with an id no
+ * --map-ids range holds, would otherwise become set-uid root.
  */
 struct owner_plan plan_owner(struct policy *run, struct archive_entry *e)
 {
@@ -186,8 +240,23 @@ struct owner_plan plan_owner(struct policy *run, struct archive_entry *e)
 			    "owner id out of range: owner and set-id bits not restored" :
 			    "owner id out of range: owner not restored";
 	} else if (p.set_owner) {
-		p.uid = uid;
-		p.gid = gid;
+		uint32_t host_uid, host_gid;
+		bool uid_held = map_id(run, 0, uid, &host_uid);
+		bool gid_held = map_id(run, 1, gid, &host_gid);
+
+		if (uid_held && gid_held) {
+			p.uid = host_uid;
+			p.gid = host_gid;
+		} else {
+			/* Never the container's id as it is: its root would
+			 * be the host's.  Neither id is set, not half an
+			 * owner: the file keeps the process's, reported. */
+			p.set_owner = false;
+			p.unmapped = (uid_held ? 0 : SE_MAP_UID) | (gid_held ? 0 : SE_MAP_GID);
+			p.unmapped_uid = uid;
+			p.unmapped_gid = gid;
+			p.setid_dropped = asked & (S_ISUID | S_ISGID);
+		}
 	}
 	if (!(run->is_root && (f & SE_OPT_SAME_PERMS) && p.set_owner))
 		p.mode &= ~(mode_t)(S_ISUID | S_ISGID);

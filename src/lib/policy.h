@@ -47,6 +47,16 @@ struct policy {
 		char name[64];
 		uint32_t id;
 	} name_cache[2];		/* [0] users, [1] groups */
+
+	/* se_run_add_id_map: container ids that become host ids.  With a
+	 * range of either kind, an id outside every range of its kind is
+	 * never set; with none, ids are set as they are. */
+	struct id_ranges {
+		struct id_range {
+			uint32_t inside, outside, count;
+		} *v;
+		size_t n;
+	} id_maps[2];			/* [0] users, [1] groups */
 };
 
 static inline bool policy_in_root(const struct policy *pol)
@@ -56,6 +66,11 @@ static inline bool policy_in_root(const struct policy *pol)
 
 int pattern_add(struct pattern_list *l, const char *s);
 void pattern_free(struct pattern_list *l);
+/* Add a range of container ids (se_run_add_id_map's WHICH: SE_MAP_UID,
+ * SE_MAP_GID or both) that become host ids: 0, or -EINVAL for a bad or
+ * overlapping range (nothing added), -ENOMEM. */
+int id_map_add(struct policy *pol, unsigned int which, uint32_t inside,
+	       uint32_t outside, uint32_t count);
 void policy_free(struct policy *pol);
 
 #endif

@@ -173,6 +173,20 @@ SE_EXPORT int se_run_xattrs_exclude(se_run *run, const char *glob)
 	return pattern_add(&run->pl.pol.xattr_excludes, glob);
 }
 
+SE_EXPORT int se_run_add_id_map(se_run *run, unsigned int which, uint32_t container_id,
+				uint32_t host_id, uint32_t count)
+{
+	struct pipeline *pl = &run->pl;
+
+	if (pl->entries)
+		return -EBUSY;
+	/* A map on a run that sets no owner would be ignored, and the
+	 * caller would believe its tree mapped. */
+	if (!pl->pol.is_root || !(pl->pol.opts & SE_OPT_SAME_OWNER))
+		return -EPERM;
+	return id_map_add(&pl->pol, which, container_id, host_id, count);
+}
+
 SE_EXPORT int se_run_set_owner_lookup(se_run *run, se_owner_cb *cb, void *data)
 {
 	struct policy *pol = &run->pl.pol;

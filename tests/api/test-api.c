@@ -1433,6 +1433,85 @@ static void whiteouts_overlay_format(void)
 	       verdict, r2, n);
 }
 
+/* se_run_add_id_map: each refusal the header documents, ranges that
+ * touch but do not overlap, owners mapped, an id outside every range
+ * never set (the entry incomplete, the reason naming it), one kind
+ * alone mapping none of the other, and -EBUSY once an entry is in. */
+static void id_maps_map_owners_or_report(void)
+{
+	static const struct member m[] = {
+		{ 'f', "owned", "x\n", "u", "g" },
+		{ 0, NULL, NULL },
+	};
+	const unsigned int both = SE_MAP_UID | SE_MAP_GID;
+	struct seen s = { 0 };
+	struct job j;
+	int r[12], v;
+
+	if (geteuid() != 0) {
+		job_start(&j, true, 0, SE_OPT_SAME_OWNER, NULL);
+		r[0] = se_run_add_id_map(j.run, both, 0, 100000, 10);
+		job_end(&j);
+		tap_ok(r[0] == -EPERM, "se_run_add_id_map without root: -EPERM (%d)", r[0]);
+		tap_skip("se_run_add_id_map owners: needs root");
+		tap_skip("se_run_add_id_map outside every range: needs root");
+		tap_skip("se_run_add_id_map one kind alone: needs root");
+		tap_skip("se_run_add_id_map on a run that sets no owner: needs root");
+		return;
+	}
+	job_start(&j, true, 0, SE_OPT_SAME_OWNER | SE_OPT_NUMERIC_OWNER, &s);
+	r[0] = se_run_add_id_map(j.run, 0, 0, 100000, 10);
+	r[1] = se_run_add_id_map(j.run, 4, 0, 100000, 10);
+	r[2] = se_run_add_id_map(j.run, both, 0, 100000, 0);
+	r[3] = se_run_add_id_map(j.run, both, 4294967294u, 0, 2);
+	r[4] = se_run_add_id_map(j.run, both, 0, 4294967295u, 1);
+	r[5] = se_run_add_id_map(j.run, both, 1000, 200000, 10);
+	r[6] = se_run_add_id_map(j.run, SE_MAP_UID, 1009, 300000, 1);
+	r[7] = se_run_add_id_map(j.run, SE_MAP_GID, 0, 200009, 5);
+	r[8] = se_run_add_id_map(j.run, both, 1010, 200010, 5);
+	r[9] = se_run_add_id_map(j.run, both, 4294967293u, 4294967293u, 1);
+	job_feed(&j, m);
+	r[10] = se_run_add_id_map(j.run, both, 5000, 500000, 1);
+	v = se_run_finish(j.run);
+	job_end(&j);
+	tap_ok(r[0] == -EINVAL && r[1] == -EINVAL && r[2] == -EINVAL && r[3] == -EINVAL &&
+	       r[4] == -EINVAL && r[5] == 0 && r[6] == -EINVAL && r[7] == -EINVAL &&
+	       r[8] == 0 && r[9] == 0 && r[10] == -EBUSY,
+	       "se_run_add_id_map: no kind, unknown kind, count 0, reaching 4294967295 (container, host), overlapping container ids, overlapping host ids -EINVAL; adjacent and last ranges 0; after an entry -EBUSY (%d %d %d %d %d %d %d %d %d %d %d)",
+	       r[0], r[1], r[2], r[3], r[4], r[5], r[6], r[7], r[8], r[9], r[10]);
+	tap_ok(v == 0 && owned_by("owned", 200000, 200000),
+	       "se_run_add_id_map: container 1000:1000 owned by host 200000:200000 (verdict %d)", v);
+
+	memset(&s, 0, sizeof(s));
+	job_start(&j, true, 0, SE_OPT_SAME_OWNER | SE_OPT_NUMERIC_OWNER, &s);
+	r[0] = se_run_add_id_map(j.run, both, 0, 100000, 1000);
+	job_feed(&j, m);
+	v = se_run_finish(j.run);
+	job_end(&j);
+	tap_ok(r[0] == 0 && v == 1 && s.failed == 1 && s.last_error == ERANGE &&
+	       strcmp(s.last_reason, "uid 1000 and gid 1000 are outside every --map-ids range: owner not restored") == 0 &&
+	       owned_by("owned", getuid(), getgid()),
+	       "se_run_add_id_map: ids outside every range: owner not set, SE_INCOMPLETE, ERANGE (verdict %d, '%s')",
+	       v, s.last_reason);
+
+	memset(&s, 0, sizeof(s));
+	job_start(&j, true, 0, SE_OPT_SAME_OWNER | SE_OPT_NUMERIC_OWNER, &s);
+	r[0] = se_run_add_id_map(j.run, SE_MAP_UID, 0, 100000, 2000);
+	job_feed(&j, m);
+	v = se_run_finish(j.run);
+	job_end(&j);
+	tap_ok(r[0] == 0 && v == 1 &&
+	       strcmp(s.last_reason, "gid 1000 is outside every --map-ids range: owner not restored") == 0 &&
+	       owned_by("owned", getuid(), getgid()),
+	       "se_run_add_id_map: users mapped, groups not: no group is kept as it is (verdict %d, '%s')",
+	       v, s.last_reason);
+
+	job_start(&j, true, 0, SE_OPT_NUMERIC_OWNER, NULL);
+	r[0] = se_run_add_id_map(j.run, both, 0, 100000, 10);
+	job_end(&j);
+	tap_ok(r[0] == -EPERM, "se_run_add_id_map on a run that sets no owner: -EPERM (%d)", r[0]);
+}
+
 static void (*const cases[])(void) = {
 	root_open_missing_directory,
 	root_open_two_forced_backends_is_einval,
@@ -1456,6 +1535,7 @@ static void (*const cases[])(void) = {
 	root_lstat_is_scoped,
 	in_root_owner_names_map_through_the_roots_passwd,
 	owner_lookup_callback_decides,
+	id_maps_map_owners_or_report,
 	caller_owned_loop_gets_archive_error,
 	report_fd_gets_one_json_line_per_entry,
 	selection_and_unmatched_patterns,
