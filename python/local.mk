@@ -25,7 +25,9 @@ EXTRA_DIST += $(SE_PYTHON_PACKAGE) $(SE_PYTHON_TESTS) \
 	python/tests/test_installed.py
 
 # The tests run the configured Python, not the first python3 on the PATH.
-AM_TESTS_ENVIRONMENT += SE_PYTHON='$(PYTHON)'; export SE_PYTHON;
+# In a sanitizer build, the ASan runtime the library needs ahead of Python.
+AM_TESTS_ENVIRONMENT += SE_PYTHON='$(PYTHON)'; SE_PYTHON_PRELOAD='$(SAN_PRELOAD)'; \
+	export SE_PYTHON SE_PYTHON_PRELOAD;
 
 if HAVE_PYTHON
 # Installed as data rather than with automake's _PYTHON primary: no .pyc
