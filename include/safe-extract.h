@@ -344,7 +344,15 @@ int se_run_set_whiteouts(se_run *run, int format);
  * org.opencontainers.image.ref.name; NULL or "": the only manifest, else
  * the one for PLATFORM), following nested image indexes, whose
  * manifests are chosen by PLATFORM ("os/arch[/variant]", as "linux/amd64";
- * NULL: this machine's).  Then its layers in order, each applied as
+ * NULL: this machine's).  DIRFD may instead be an image archive, a
+ * regular file open for reading: an uncompressed tar holding
+ * such a layout (skopeo's oci-archive; `docker save` since Docker 25),
+ * or `docker save`'s manifest.json, configs named HEX.json and layers
+ * ID/layer.tar (TAG: one of an image's RepoTags, or what follows its
+ * last ':').  It is read in place by offset, never copied: a member
+ * named twice is refused, and a link member is followed only to another
+ * member.  A layer.tar, which has no digest of its own, is checked by
+ * its diff_id.  Then its layers in order, each applied as
  * se_run_set_whiteouts(SE_WHITEOUTS_OCI) applies an archive (turned on
  * by this call, unless an SE_WHITEOUTS_OVERLAY* was set before it);
  * open the root with SE_IN_ROOT and the run with

@@ -21,6 +21,7 @@ SE_INTEGRATION_TESTS = \
 	tests/oci-umoci.test \
 	tests/oci-layer-attack.test \
 	tests/oci-image.test \
+	tests/oci-archive.test \
 	tests/oci-overlay.test \
 	tests/replace.test \
 	tests/metadata.test \
@@ -51,6 +52,7 @@ EXTRA_DIST += \
 	tests/lib/common.sh \
 	tests/lib/mkar.py \
 	tests/lib/oci-edit.py \
+	tests/lib/oci-sample.sh \
 	tests/lib/tree.py \
 	bench/run
 include tests/hardening/local.mk

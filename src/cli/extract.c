@@ -1107,9 +1107,11 @@ int cli_extract(const struct cli_options *o, struct cli_result *res)
 			cli_warn("--oci-image: '%s' is too long", o->image);
 			goto out;
 		}
-		image_fd = open(image_path, O_PATH | O_DIRECTORY | O_CLOEXEC);
+		/* A layout directory, or an image archive (docker save,
+		 * oci-archive) that the library reads by offset. */
+		image_fd = open(image_path, O_RDONLY | O_NOCTTY | O_NONBLOCK | O_CLOEXEC);
 		if (image_fd < 0) {
-			cli_warn("cannot open image layout '%s': %s", image_path, strerror(errno));
+			cli_warn("cannot open image '%s': %s", image_path, strerror(errno));
 			goto out;
 		}
 		goto open_run;

@@ -187,8 +187,60 @@ static int open_file(int dirfd, const char *name, const char *what, uint64_t *si
 	return fd;
 }
 
-/* N bytes of FD from offset 0 into a new buffer.  NULL with *ERR. */
-static char *read_all(int fd, uint64_t n, int *err)
+/*
+ * A file of the image: a file of the layout directory (its own fd, OFF
+ * 0), or a member of the image archive (the archive's fd, its range).
+ */
+struct file {
+	int fd;
+	uint64_t off, size;
+};
+
+/* Open NAME, a file at the top of the layout (oci-layout, index.json,
+ * manifest.json, or a `docker save` member's path), as WHAT. */
+static int open_top(struct image *img, const char *name, const char *what, struct file *f,
+		    char *msg, size_t msgsize)
+{
+	int r;
+
+	f->off = 0;
+	if (img->archive_fd < 0) {
+		r = open_file(img->dirfd, name, what, &f->size, msg, msgsize);
+		f->fd = r;
+		return r < 0 ? r : 0;
+	}
+	f->fd = img->archive_fd;
+	r = tar_index_find(&img->ix, name, &f->off, &f->size, msg, msgsize);
+	return r;
+}
+
+/* Open the blob DIGEST (checked by digest_ok()) as WHAT. */
+static int open_blob(struct image *img, const char *digest, const char *what,
+		     struct file *f, char *msg, size_t msgsize)
+{
+	char name[16 + 64 + 1];
+	int r;
+
+	f->off = 0;
+	if (img->archive_fd < 0) {
+		r = open_file(img->blobs_fd, digest + 7, what, &f->size, msg, msgsize);
+		f->fd = r;
+		return r < 0 ? r : 0;
+	}
+	snprintf(name, sizeof(name), "blobs/sha256/%s", digest + 7);
+	f->fd = img->archive_fd;
+	return tar_index_find(&img->ix, name, &f->off, &f->size, msg, msgsize);
+}
+
+static void close_file(struct image *img, struct file *f)
+{
+	if (f->fd >= 0 && f->fd != img->archive_fd)
+		close(f->fd);
+	f->fd = -1;
+}
+
+/* N bytes of F from its start into a new buffer.  NULL with *ERR. */
+static char *read_all(const struct file *f, uint64_t n, int *err)
 {
 	char *buf = malloc(n ? (size_t)n : 1);
 	uint64_t got = 0;
@@ -198,7 +250,7 @@ static char *read_all(int fd, uint64_t n, int *err)
 		return NULL;
 	}
 	while (got < n) {
-		ssize_t r = pread(fd, buf + got, (size_t)(n - got), (off_t)got);
+		ssize_t r = pread(f->fd, buf + got, (size_t)(n - got), (off_t)(f->off + got));
 
 		if (r < 0 && errno == EINTR)
 			continue;
@@ -212,14 +264,14 @@ static char *read_all(int fd, uint64_t n, int *err)
 	return buf;
 }
 
-/* read_all() of FD, then FD closed; NULL with *R (-errno) and MSG set. */
-static char *read_closing(int fd, uint64_t size, const char *name, char *msg,
-			  size_t msgsize, int *r)
+/* read_all() of F, then F closed; NULL with *R (-errno) and MSG set. */
+static char *read_closing(struct image *img, struct file *f, uint64_t size, const char *name,
+			  char *msg, size_t msgsize, int *r)
 {
 	int e = 0;
-	char *buf = read_all(fd, size, &e);
+	char *buf = read_all(f, size, &e);
 
-	close(fd);
+	close_file(img, f);
 	if (!buf) {
 		fail(msg, msgsize, "cannot read %s: %s", name, strerror(e));
 		*r = -e;
@@ -245,21 +297,48 @@ static int parse_freeing(char *buf, uint64_t size, const char *name, struct json
 static int read_layout_json(struct image *img, const char *name, struct json **doc,
 			    char *msg, size_t msgsize)
 {
-	uint64_t size;
+	struct file f;
 	char *buf;
-	int fd, r;
+	int r;
 
-	fd = open_file(img->dirfd, name, name, &size, msg, msgsize);
-	if (fd < 0)
-		return fd;
-	if (size > LAYOUT_JSON_MAX) {
-		close(fd);
+	r = open_top(img, name, name, &f, msg, msgsize);
+	if (r < 0)
+		return r;
+	if (f.size > LAYOUT_JSON_MAX) {
+		close_file(img, &f);
 		fail(msg, msgsize, "%s: larger than %llu bytes", name,
 		     (unsigned long long)LAYOUT_JSON_MAX);
 		return -E2BIG;
 	}
-	buf = read_closing(fd, size, name, msg, msgsize, &r);
-	return buf ? parse_freeing(buf, size, name, doc, msg, msgsize) : r;
+	buf = read_closing(img, &f, f.size, name, msg, msgsize, &r);
+	return buf ? parse_freeing(buf, f.size, name, doc, msg, msgsize) : r;
+}
+
+/* F (closed here), read whole and checked against DIGEST, then parsed
+ * as JSON.  NAME says what it is in messages. */
+static int read_checked_json(struct image *img, struct file *f, const char *digest,
+			     const char *name, struct json **doc, char *msg, size_t msgsize)
+{
+	char got[IMAGE_DIGEST_SIZE];
+	unsigned char sum[32];
+	struct sha256 sh;
+	uint64_t size = f->size;
+	char *buf;
+	int r;
+
+	buf = read_closing(img, f, size, name, msg, msgsize, &r);
+	if (!buf)
+		return r;
+	sha256_init(&sh);
+	sha256_update(&sh, buf, (size_t)size);
+	sha256_final(&sh, sum);
+	hex_digest(sum, got);
+	if (strcmp(got, digest) != 0) {
+		free(buf);
+		fail(msg, msgsize, "%s: content does not match its digest (it is %s)", name, got);
+		return -EILSEQ;
+	}
+	return parse_freeing(buf, size, name, doc, msg, msgsize);
 }
 
 /*
@@ -270,12 +349,9 @@ static int read_layout_json(struct image *img, const char *name, struct json **d
 static int read_blob_json(struct image *img, const struct desc *d, const char *what,
 			  uint64_t max, struct json **doc, char *msg, size_t msgsize)
 {
-	char name[300], got[IMAGE_DIGEST_SIZE];
-	unsigned char sum[32];
-	struct sha256 sh;
-	uint64_t size;
-	char *buf;
-	int fd, r;
+	char name[300];
+	struct file f;
+	int r;
 
 	*doc = NULL;
 	if (d->size > max) {
@@ -284,28 +360,16 @@ static int read_blob_json(struct image *img, const struct desc *d, const char *w
 		return -E2BIG;
 	}
 	snprintf(name, sizeof(name), "blob %s (%s)", d->digest, what);
-	fd = open_file(img->blobs_fd, d->digest + 7, name, &size, msg, msgsize);
-	if (fd < 0)
-		return fd;
-	if (size != d->size) {
-		close(fd);
-		fail(msg, msgsize, "%s: %llu bytes, its descriptor says %llu", name,
-		     (unsigned long long)size, (unsigned long long)d->size);
-		return -EILSEQ;
-	}
-	buf = read_closing(fd, size, name, msg, msgsize, &r);
-	if (!buf)
+	r = open_blob(img, d->digest, name, &f, msg, msgsize);
+	if (r < 0)
 		return r;
-	sha256_init(&sh);
-	sha256_update(&sh, buf, (size_t)size);
-	sha256_final(&sh, sum);
-	hex_digest(sum, got);
-	if (strcmp(got, d->digest) != 0) {
-		free(buf);
-		fail(msg, msgsize, "%s: content does not match its digest (it is %s)", name, got);
+	if (f.size != d->size) {
+		close_file(img, &f);
+		fail(msg, msgsize, "%s: %llu bytes, its descriptor says %llu", name,
+		     (unsigned long long)f.size, (unsigned long long)d->size);
 		return -EILSEQ;
 	}
-	return parse_freeing(buf, size, name, doc, msg, msgsize);
+	return read_checked_json(img, &f, d->digest, name, doc, msg, msgsize);
 }
 
 static bool is_index(const char *mt)
@@ -466,12 +530,30 @@ static const struct json *array_of(const struct json *obj, const char *key)
 	return a && a->type == JSON_ARRAY ? a : NULL;
 }
 
+/* CONFIG's rootfs.diff_ids (DIGEST names it in messages). */
+static int config_diff_ids(const struct json *config, const char *digest,
+			   const struct json **diff_ids, char *msg, size_t msgsize)
+{
+	const struct json *rootfs = json_get(config, "rootfs");
+	const struct json *t = json_get(rootfs, "type");
+
+	if (!t || t->type != JSON_STRING || strcmp(t->str, "layers") != 0) {
+		fail(msg, msgsize, "config %.19s: rootfs.type is not \"layers\"", digest);
+		return -EINVAL;
+	}
+	*diff_ids = array_of(rootfs, "diff_ids");
+	if (!*diff_ids) {
+		fail(msg, msgsize, "config %.19s: no rootfs.diff_ids array", digest);
+		return -EINVAL;
+	}
+	return 0;
+}
+
 /* The manifest's config: checked, its rootfs.diff_ids in *DIFF_IDS. */
 static int read_config(struct image *img, const struct json *manifest, struct json **config,
 		       const struct json **diff_ids, char *msg, size_t msgsize)
 {
 	struct desc d;
-	const struct json *rootfs, *t;
 	char b[256];
 	int r;
 
@@ -486,18 +568,7 @@ static int read_config(struct image *img, const struct json *manifest, struct js
 	r = read_blob_json(img, &d, "config", CONFIG_JSON_MAX, config, msg, msgsize);
 	if (r < 0)
 		return r;
-	rootfs = json_get(*config, "rootfs");
-	t = json_get(rootfs, "type");
-	if (!t || t->type != JSON_STRING || strcmp(t->str, "layers") != 0) {
-		fail(msg, msgsize, "config %.19s: rootfs.type is not \"layers\"", d.digest);
-		return -EINVAL;
-	}
-	*diff_ids = array_of(rootfs, "diff_ids");
-	if (!*diff_ids) {
-		fail(msg, msgsize, "config %.19s: no rootfs.diff_ids array", d.digest);
-		return -EINVAL;
-	}
-	return 0;
+	return config_diff_ids(*config, d.digest, diff_ids, msg, msgsize);
 }
 
 /* The manifest's layers: each one's media type known, its diff_id
@@ -526,10 +597,9 @@ static int open_layers(struct image *img, const struct json *layers,
 	for (l = layers->child, id = diff_ids->child; l; l = l->next, id = id->next, i++) {
 		struct image_layer *il = &img->layers[i];
 		struct desc d;
+		struct file f;
 		size_t k;
-		uint64_t size;
 		char name[128];
-		int fd;
 
 		il->fd = -1;
 		img->n_layers = i + 1;
@@ -562,14 +632,16 @@ static int open_layers(struct image *img, const struct json *layers,
 		il->size = d.size;
 		snprintf(il->digest, sizeof(il->digest), "%s", d.digest);
 		snprintf(il->diff_id, sizeof(il->diff_id), "%s", id->str);
+		snprintf(il->label, sizeof(il->label), "%.19s", d.digest);
 		snprintf(name, sizeof(name), "blob %s (%s)", d.digest, what);
-		fd = open_file(img->blobs_fd, d.digest + 7, name, &size, msg, msgsize);
-		if (fd < 0)
-			return fd;
-		il->fd = fd;
-		if (size != d.size) {
+		r = open_blob(img, d.digest, name, &f, msg, msgsize);
+		if (r < 0)
+			return r;
+		il->fd = f.fd;
+		il->offset = f.off;
+		if (f.size != d.size) {
 			fail(msg, msgsize, "%s: %llu bytes, its descriptor says %llu", name,
-			     (unsigned long long)size, (unsigned long long)d.size);
+			     (unsigned long long)f.size, (unsigned long long)d.size);
 			return -EILSEQ;
 		}
 	}
@@ -589,6 +661,266 @@ static int open_dir(int dirfd, const char *name, const char *what, char *msg, si
 	return fd < 0 ? -e : fd;
 }
 
+/*
+ * FD is the layout directory, or an image archive (a regular file, open
+ * for reading), indexed here.
+ */
+static int open_source(struct image *img, int fd, char *msg, size_t msgsize)
+{
+	struct stat st;
+	int fl, r;
+
+	if (fstat(fd, &st) < 0) {
+		r = -errno;
+		fail(msg, msgsize, "cannot use the image: %s", strerror(-r));
+		return r;
+	}
+	if (!S_ISREG(st.st_mode) && !S_ISDIR(st.st_mode)) {
+		fail(msg, msgsize, "the image is neither a layout directory nor an archive (a regular file: it is read by offset)");
+		return -EINVAL;
+	}
+	if (S_ISDIR(st.st_mode)) {
+		img->dirfd = fcntl(fd, F_DUPFD_CLOEXEC, 3);
+		if (img->dirfd < 0) {
+			r = -errno;
+			fail(msg, msgsize, "cannot use the layout directory: %s", strerror(-r));
+			return r;
+		}
+		return 0;
+	}
+	fl = fcntl(fd, F_GETFL);
+	if (fl < 0 || (fl & O_PATH) || (fl & O_ACCMODE) == O_WRONLY) {
+		fail(msg, msgsize, "the image archive is not open for reading");
+		return -EBADF;
+	}
+	img->archive_fd = fcntl(fd, F_DUPFD_CLOEXEC, 3);
+	if (img->archive_fd < 0) {
+		r = -errno;
+		fail(msg, msgsize, "cannot use the image archive: %s", strerror(-r));
+		return r;
+	}
+	r = tar_index_build(&img->ix, img->archive_fd, msg, msgsize);
+	if (r < 0) {
+		close(img->archive_fd);
+		img->archive_fd = -1;
+		return r;
+	}
+	if (!tar_index_has(&img->ix, "oci-layout") && !tar_index_has(&img->ix, "manifest.json")) {
+		fail(msg, msgsize, "the archive holds no image: neither an OCI layout (oci-layout, index.json) nor `docker save`'s manifest.json");
+		tar_index_free(&img->ix);
+		close(img->archive_fd);
+		img->archive_fd = -1;
+		return -ENOENT;
+	}
+	return 0;
+}
+
+/* Does TAG name the RepoTags entry REF ("name:tag", "host:5000/name:tag"):
+ * the whole of it, or what follows the ':' after its last '/'? */
+static bool repo_tag_matches(const char *ref, const char *tag)
+{
+	const char *slash = strrchr(ref, '/');
+	const char *colon = strrchr(slash ? slash : ref, ':');
+
+	return strcmp(ref, tag) == 0 || (colon && strcmp(colon + 1, tag) == 0);
+}
+
+/* The digest a `docker save` member's name carries ("blobs/sha256/HEX",
+ * or "HEX.json" for an older config), into OUT; false when none. */
+static bool member_digest(const char *name, char out[IMAGE_DIGEST_SIZE])
+{
+	char d[IMAGE_DIGEST_SIZE + 8];
+
+	if (strncmp(name, "blobs/sha256/", 13) == 0 && strlen(name) == 13 + 64)
+		snprintf(d, sizeof(d), "sha256:%s", name + 13);
+	else if (strlen(name) == 64 + 5 && strcmp(name + 64, ".json") == 0)
+		snprintf(d, sizeof(d), "sha256:%.64s", name);
+	else
+		return false;
+	if (!digest_ok(d))
+		return false;
+	memcpy(out, d, IMAGE_DIGEST_SIZE);
+	return true;
+}
+
+/* The one image of manifest.json's array LIST that TAG names (NULL: the
+ * only one), in *PICK. */
+static int docker_choose(const struct json *list, const char *tag, const struct json **pick,
+			 char *msg, size_t msgsize)
+{
+	char names[512] = "", b[256];
+	size_t n = 0, at = 0;
+
+	if (!list || list->type != JSON_ARRAY) {
+		fail(msg, msgsize, "manifest.json: not an array of images");
+		return -EINVAL;
+	}
+	for (const struct json *m = list->child; m; m = m->next) {
+		const struct json *tags = json_get(m, "RepoTags");
+		bool match = !tag;
+
+		if (m->type != JSON_OBJECT) {
+			fail(msg, msgsize, "manifest.json: an image that is not an object");
+			return -EINVAL;
+		}
+		if (tags && tags->type == JSON_ARRAY)
+			for (const struct json *t = tags->child; t; t = t->next) {
+				if (t->type != JSON_STRING)
+					continue;
+				if (tag && repo_tag_matches(t->str, tag))
+					match = true;
+				if (at < sizeof(names))
+					at += (size_t)snprintf(names + at, sizeof(names) - at,
+							       "%s'%s'", at ? ", " : "",
+							       esc(t->str, b));
+			}
+		if (match) {
+			n++;
+			*pick = m;
+		}
+	}
+	if (n == 1)
+		return 0;
+	if (n == 0 && tag) {
+		fail(msg, msgsize, "manifest.json: no image tagged '%s' (tags: %s)", esc(tag, b),
+		     at ? names : "none");
+		return -ENOENT;
+	}
+	if (n == 0) {
+		fail(msg, msgsize, "manifest.json: no image");
+		return -ENOENT;
+	}
+	fail(msg, msgsize, "manifest.json: %zu images%s%s%s; name one with FILE:TAG (tags: %s)", n,
+	     tag ? " tagged '" : "", tag ? esc(tag, b) : "", tag ? "'" : "", at ? names : "none");
+	return -ENOTUNIQ;
+}
+
+/*
+ * `docker save`'s own format: manifest.json names, for each image, its
+ * config ("HEX.json", whose name is its digest, or "blobs/sha256/HEX")
+ * and its layers ("ID/layer.tar", uncompressed and named by no digest,
+ * or "blobs/sha256/HEX").  The config is checked against the digest its
+ * name carries; a layer.tar against its diff_id alone, which covers
+ * every byte applied, since the layer is the tar stream itself.
+ */
+static int docker_open(struct image *img, const char *tag, char *msg, size_t msgsize)
+{
+	struct json *doc = NULL, *config = NULL;
+	const struct json *pick = NULL, *layers, *diff_ids, *l, *id;
+	const char *cname;
+	char digest[IMAGE_DIGEST_SIZE], what[64], b[256];
+	struct file f;
+	size_t i = 0;
+	int r;
+
+	r = read_layout_json(img, "manifest.json", &doc, msg, msgsize);
+	if (r < 0)
+		return r;
+	r = docker_choose(doc, tag, &pick, msg, msgsize);
+	if (r < 0)
+		goto out;
+	cname = json_get_string(pick, "Config");
+	if (!cname) {
+		fail(msg, msgsize, "manifest.json: the image has no Config");
+		r = -EINVAL;
+		goto out;
+	}
+	if (!member_digest(cname, digest)) {
+		fail(msg, msgsize, "manifest.json: Config '%s' is not named by its digest: it cannot be checked",
+		     esc(cname, b));
+		r = -EINVAL;
+		goto out;
+	}
+	snprintf(img->manifest, sizeof(img->manifest), "%s", digest);
+	r = open_top(img, cname, "the config", &f, msg, msgsize);
+	if (r < 0)
+		goto out;
+	if (f.size > CONFIG_JSON_MAX) {
+		fail(msg, msgsize, "config %.19s: %llu bytes, more than %llu", digest,
+		     (unsigned long long)f.size, (unsigned long long)CONFIG_JSON_MAX);
+		r = -E2BIG;
+		goto out;
+	}
+	snprintf(what, sizeof(what), "config %.19s", digest);
+	r = read_checked_json(img, &f, digest, what, &config, msg, msgsize);
+	if (r < 0)
+		goto out;
+	r = config_diff_ids(config, digest, &diff_ids, msg, msgsize);
+	if (r < 0)
+		goto out;
+	layers = array_of(pick, "Layers");
+	if (!layers) {
+		fail(msg, msgsize, "manifest.json: the image has no Layers array");
+		r = -EINVAL;
+		goto out;
+	}
+	if (layers->n != diff_ids->n || layers->n > LAYERS_MAX) {
+		fail(msg, msgsize, "manifest.json has %zu layers and the config %zu diff_ids%s",
+		     layers->n, diff_ids->n, layers->n > LAYERS_MAX ? " (or too many)" : "");
+		r = -EINVAL;
+		goto out;
+	}
+	img->layers = calloc(layers->n ? layers->n : 1, sizeof(*img->layers));
+	if (!img->layers) {
+		r = -ENOMEM;
+		goto out;
+	}
+	for (l = layers->child, id = diff_ids->child; l; l = l->next, id = id->next, i++) {
+		struct image_layer *il = &img->layers[i];
+		unsigned char head[HEAD_BYTES];
+		ssize_t n;
+
+		il->fd = -1;
+		img->n_layers = i + 1;
+		snprintf(what, sizeof(what), "layer %zu", i + 1);
+		if (l->type != JSON_STRING) {
+			fail(msg, msgsize, "manifest.json: %s is not a member's name", what);
+			r = -EINVAL;
+			goto out;
+		}
+		if (id->type != JSON_STRING || !digest_ok(id->str)) {
+			fail(msg, msgsize, "%s: diff_id refused: only sha256: and 64 lowercase hex digits",
+			     what);
+			r = -EINVAL;
+			goto out;
+		}
+		snprintf(il->diff_id, sizeof(il->diff_id), "%s", id->str);
+		if (!member_digest(l->str, il->digest))
+			il->digest[0] = '\0';
+		if (il->digest[0])
+			snprintf(il->label, sizeof(il->label), "%.19s", il->digest);
+		else
+			snprintf(il->label, sizeof(il->label), "%.95s", esc(l->str, b));
+		r = open_top(img, l->str, what, &f, msg, msgsize);
+		if (r < 0)
+			goto out;
+		il->fd = f.fd;
+		il->offset = f.off;
+		il->size = f.size;
+		/* manifest.json says nothing of a layer's compression: its
+		 * content does, and is then held to it. */
+		do
+			n = pread(f.fd, head, sizeof(head), (off_t)f.off);
+		while (n < 0 && errno == EINTR);
+		if (n < 0) {
+			r = -errno;
+			fail(msg, msgsize, "%s (%s): cannot read it: %s", what, il->label, strerror(-r));
+			goto out;
+		}
+		il->kind = decode_sniff(head, (size_t)n < f.size ? (size_t)n : (size_t)f.size);
+		if (il->kind != DEC_NONE && il->kind != DEC_GZIP && il->kind != DEC_ZSTD) {
+			fail(msg, msgsize, "%s (%s): compressed as %s: refused, a layer is a tar, tar+gzip or tar+zstd",
+			     what, il->label, decode_name(il->kind));
+			r = -EOPNOTSUPP;
+			goto out;
+		}
+	}
+out:
+	json_free(doc);
+	json_free(config);
+	return r;
+}
+
 int image_open(struct image *img, int dirfd, const char *tag, const char *platform,
 	       char *msg, size_t msgsize)
 {
@@ -600,12 +932,19 @@ int image_open(struct image *img, int dirfd, const char *tag, const char *platfo
 	int r, fd;
 
 	memset(img, 0, sizeof(*img));
-	img->dirfd = img->blobs_fd = -1;
+	img->dirfd = img->blobs_fd = img->archive_fd = -1;
 	msg[0] = '\0';
-	img->dirfd = fcntl(dirfd, F_DUPFD_CLOEXEC, 3);
-	if (img->dirfd < 0) {
-		r = -errno;
-		fail(msg, msgsize, "cannot use the layout directory: %s", strerror(-r));
+	r = open_source(img, dirfd, msg, msgsize);
+	if (r < 0)
+		return r;
+	/* `docker save` before Docker 25 writes manifest.json alone; since,
+	 * an OCI layout beside it, which is read instead (it has digests
+	 * for every blob, manifest.json none for its layer.tar files). */
+	if (img->archive_fd >= 0 && !tar_index_has(&img->ix, "oci-layout") &&
+	    tar_index_has(&img->ix, "manifest.json")) {
+		r = docker_open(img, tag, msg, msgsize);
+		if (r < 0)
+			image_free(img);
 		return r;
 	}
 	r = read_layout_json(img, "oci-layout", &doc, msg, msgsize);
@@ -621,16 +960,18 @@ int image_open(struct image *img, int dirfd, const char *tag, const char *platfo
 	}
 	json_free(doc);
 	doc = NULL;
-	fd = open_dir(img->dirfd, "blobs", "blobs/", msg, msgsize);
-	if (fd < 0) {
-		r = fd;
-		goto out;
-	}
-	img->blobs_fd = open_dir(fd, "sha256", "blobs/sha256/", msg, msgsize);
-	close(fd);
-	if (img->blobs_fd < 0) {
-		r = img->blobs_fd;
-		goto out;
+	if (img->archive_fd < 0) {
+		fd = open_dir(img->dirfd, "blobs", "blobs/", msg, msgsize);
+		if (fd < 0) {
+			r = fd;
+			goto out;
+		}
+		img->blobs_fd = open_dir(fd, "sha256", "blobs/sha256/", msg, msgsize);
+		close(fd);
+		if (img->blobs_fd < 0) {
+			r = img->blobs_fd;
+			goto out;
+		}
 	}
 	r = read_layout_json(img, "index.json", &doc, msg, msgsize);
 	if (r < 0)
@@ -682,6 +1023,7 @@ out:
 /* The first pass: the blob's bytes, each hashed once as it is read. */
 struct blob_reader {
 	int fd;
+	uint64_t base;			/* where the blob starts in fd */
 	uint64_t off, size;
 	struct sha256 sh;
 	volatile sig_atomic_t *cancelled;
@@ -705,7 +1047,7 @@ static ssize_t blob_read(void *ctx, unsigned char *buf, size_t cap, int *err,
 	if (cap > br->size - br->off)
 		cap = (size_t)(br->size - br->off);
 	do
-		n = pread(br->fd, buf, cap, (off_t)br->off);
+		n = pread(br->fd, buf, cap, (off_t)(br->base + br->off));
 	while (n < 0 && errno == EINTR);
 	if (n < 0) {
 		*err = errno;
@@ -726,7 +1068,8 @@ int image_verify_layer(struct image *img, size_t i, volatile sig_atomic_t *cance
 		       char *msg, size_t msgsize)
 {
 	struct image_layer *l = &img->layers[i];
-	struct blob_reader br = { .fd = l->fd, .size = l->size, .cancelled = cancelled };
+	struct blob_reader br = { .fd = l->fd, .base = l->offset, .size = l->size,
+				  .cancelled = cancelled };
 	unsigned char head[HEAD_BYTES], buf[65536], sum[32];
 	char got[IMAGE_DIGEST_SIZE];
 	struct decoder *dec = NULL;
@@ -743,13 +1086,15 @@ int image_verify_layer(struct image *img, size_t i, volatile sig_atomic_t *cance
 	 * and nothing of it is decoded.  It costs one more read of the
 	 * compressed bytes (from the page cache, most often). */
 	sha256_init(&br.sh);
-	while ((n = blob_read(&br, buf, sizeof(buf), &err, &m)) > 0)
+	/* A `docker save` layer.tar has no digest of its own: its diff_id,
+	 * below, is its check. */
+	while (l->digest[0] && (n = blob_read(&br, buf, sizeof(buf), &err, &m)) > 0)
 		;
-	if (n < 0)
+	if (l->digest[0] && n < 0)
 		goto read_failed;
 	sha256_final(&br.sh, sum);
 	hex_digest(sum, got);
-	if (strcmp(got, l->digest) != 0) {
+	if (l->digest[0] && strcmp(got, l->digest) != 0) {
 		fail(msg, msgsize, "layer %zu: blob %s: content does not match its digest (it is %s)",
 		     i + 1, l->digest, got);
 		return -EILSEQ;
@@ -771,8 +1116,8 @@ int image_verify_layer(struct image *img, size_t i, volatile sig_atomic_t *cance
 	 * reader decodes: exactly the media type's compression, once. */
 	kind = decode_sniff(head, have);
 	if (kind != l->kind) {
-		fail(msg, msgsize, "layer %zu (%.19s): its media type says %s, its content is %s",
-		     i + 1, l->digest, l->kind == DEC_NONE ? "uncompressed" : decode_name(l->kind),
+		fail(msg, msgsize, "layer %zu (%s): its media type says %s, its content is %s",
+		     i + 1, l->label, l->kind == DEC_NONE ? "uncompressed" : decode_name(l->kind),
 		     kind == DEC_NONE ? "not compressed" : decode_name(kind));
 		return -EILSEQ;
 	}
@@ -797,14 +1142,14 @@ int image_verify_layer(struct image *img, size_t i, volatile sig_atomic_t *cance
 
 		r = decode_start(&dec, &o, head, have, dm, sizeof(dm));
 		if (r < 0) {
-			fail(msg, msgsize, "layer %zu (%.19s): %s", i + 1, l->digest, dm);
+			fail(msg, msgsize, "layer %zu (%s): %s", i + 1, l->label, dm);
 			return r;
 		}
 		while ((n = decode_read(dec, &p, &err, &m)) > 0) {
 			if (first && decode_sniff(p, (size_t)n) != DEC_NONE) {
 				decode_end(dec);
-				fail(msg, msgsize, "layer %zu (%.19s): compressed twice over; refused",
-				     i + 1, l->digest);
+				fail(msg, msgsize, "layer %zu (%s): compressed twice over; refused",
+				     i + 1, l->label);
 				return -EILSEQ;
 			}
 			first = false;
@@ -821,7 +1166,7 @@ int image_verify_layer(struct image *img, size_t i, volatile sig_atomic_t *cance
 	}
 	sha256_final(&br.sh, sum);
 	hex_digest(sum, got);
-	if (strcmp(got, l->digest) != 0) {
+	if (l->digest[0] && strcmp(got, l->digest) != 0) {
 		fail(msg, msgsize, "layer %zu: blob %s changed while it was read", i + 1,
 		     l->digest);
 		return -EILSEQ;
@@ -829,13 +1174,13 @@ int image_verify_layer(struct image *img, size_t i, volatile sig_atomic_t *cance
 	sha256_final(&diff, sum);
 	hex_digest(sum, got);
 	if (strcmp(got, l->diff_id) != 0) {
-		fail(msg, msgsize, "layer %zu (%.19s): its uncompressed content is %s, the config's diff_id says %s",
-		     i + 1, l->digest, got, l->diff_id);
+		fail(msg, msgsize, "layer %zu (%s): its uncompressed content is %s, the config's diff_id says %s",
+		     i + 1, l->label, got, l->diff_id);
 		return -EILSEQ;
 	}
 	return 0;
 read_failed:
-	fail(msg, msgsize, "layer %zu (%.19s): %s (%s)", i + 1, l->digest, m ? m : "damaged",
+	fail(msg, msgsize, "layer %zu (%s): %s (%s)", i + 1, l->label, m ? m : "damaged",
 	     strerror(err ? err : EILSEQ));
 	return -(err ? err : EILSEQ);
 }
@@ -868,13 +1213,16 @@ void image_platform(char *buf, size_t bufsize)
 void image_free(struct image *img)
 {
 	for (size_t i = 0; i < img->n_layers; i++)
-		if (img->layers[i].fd >= 0)
+		if (img->layers[i].fd >= 0 && img->layers[i].fd != img->archive_fd)
 			close(img->layers[i].fd);
+	tar_index_free(&img->ix);
+	if (img->archive_fd >= 0)
+		close(img->archive_fd);
 	free(img->layers);
 	if (img->blobs_fd >= 0)
 		close(img->blobs_fd);
 	if (img->dirfd >= 0)
 		close(img->dirfd);
 	memset(img, 0, sizeof(*img));
-	img->dirfd = img->blobs_fd = -1;
+	img->dirfd = img->blobs_fd = img->archive_fd = -1;
 }

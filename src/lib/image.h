@@ -15,21 +15,28 @@
 #include <stdint.h>
 
 #include "decode.h"
+#include "tarindex.h"
 
 /* "sha256:" and 64 lowercase hex digits, and the NUL. */
 #define IMAGE_DIGEST_SIZE (7 + 64 + 1)
 
 struct image_layer {
-	int fd;				/* the blob, opened once, O_CLOEXEC */
+	int fd;				/* the blob, opened once, O_CLOEXEC; or
+					 * the image archive's fd */
+	uint64_t offset;		/* where the blob starts in fd */
 	enum dec_kind kind;		/* DEC_NONE (tar), DEC_GZIP, DEC_ZSTD */
 	uint64_t size;
-	char digest[IMAGE_DIGEST_SIZE];
+	char digest[IMAGE_DIGEST_SIZE];	/* "" for a `docker save` layer.tar,
+					 * checked by its diff_id alone */
 	char diff_id[IMAGE_DIGEST_SIZE];
+	char label[96];			/* the blob, as messages name it */
 };
 
 struct image {
 	int dirfd;			/* the layout directory (O_PATH, O_CLOEXEC) */
 	int blobs_fd;			/* blobs/sha256 */
+	int archive_fd;			/* or the image archive holding it */
+	struct tar_index ix;		/* and its members */
 	char manifest[IMAGE_DIGEST_SIZE];
 	struct image_layer *layers;
 	size_t n_layers;
@@ -40,6 +47,10 @@ struct image {
  * version, index.json, then the manifest TAG names (NULL: the only one,
  * or the one for PLATFORM, "os/arch[/variant]"), following nested
  * indexes, then that manifest and its config; open every layer's blob.
+ * DIRFD may also be an uncompressed tar archive (a regular file) that
+ * holds such a layout (oci-archive, `docker save` since Docker 25), or
+ * `docker save`'s older manifest.json, whose TAG is one of an image's
+ * RepoTags or what follows its last ':'.
  * Returns 0, or a negative errno with MSG saying what and which object
  * (-ENOENT: no such tag, -ENOTUNIQ: more than one candidate, named).
  */

@@ -57,6 +57,10 @@ struct source {
 	struct archive *outer;		/* a member of this reader, instead of fd */
 	bool seekable;
 	off_t size;
+	/* A range of fd (an image blob inside an archive): read with
+	 * pread from pos, never before base or at or past end. */
+	bool bounded;
+	off_t base, pos, end;
 	struct input *in;		/* NULL once the run has let go */
 	struct source *next;		/* in in->all */
 	struct archive *ar;		/* the reader it feeds */
@@ -112,6 +116,39 @@ static ssize_t member_read(struct source *s, unsigned char *buf, size_t cap,
 	return n;
 }
 
+/* Read the next raw block of the range s->pos..s->end of s->fd. */
+static ssize_t range_read(struct source *s, unsigned char *buf, size_t cap,
+			  int *err, const char **msg)
+{
+	ssize_t n;
+
+	if (stopping(s)) {
+		*err = EINTR;
+		*msg = "interrupted";
+		return -1;
+	}
+	if (s->pos >= s->end)
+		return 0;
+	if ((off_t)cap > s->end - s->pos)
+		cap = (size_t)(s->end - s->pos);
+	do
+		n = pread(s->fd, buf, cap, s->pos);
+	while (n < 0 && errno == EINTR);
+	if (n < 0) {
+		*err = errno;
+		*msg = "cannot read the archive";
+		return -1;
+	}
+	/* The range was checked to lie in the file: it shrank under us. */
+	if (n == 0) {
+		*err = EILSEQ;
+		*msg = "the archive ends before the blob does (it shrank while read)";
+		return -1;
+	}
+	s->pos += n;
+	return n;
+}
+
 /* Read the next raw block of the archive into BUF: in the run's thread,
  * or in the decoder's (which source_stop_decoder() wakes through
  * s->wake). */
@@ -122,6 +159,8 @@ static ssize_t raw_read(void *ctx, unsigned char *buf, size_t cap, int *err,
 
 	if (s->outer)
 		return member_read(s, buf, cap, err, msg);
+	if (s->bounded)
+		return range_read(s, buf, cap, err, msg);
 	for (;;) {
 		struct pollfd p[3] = {
 			{ .fd = s->fd, .events = POLLIN },
@@ -407,6 +446,12 @@ static la_int64_t source_skip(struct archive *a, void *data, la_int64_t request)
 
 	if (!s->seekable || s->dec || s->outer)
 		return 0;	/* libarchive reads and discards instead */
+	if (s->bounded) {
+		to = request > s->end - s->pos ? s->end : s->pos + (off_t)request;
+		from = s->pos;
+		s->pos = to;
+		return to - from;
+	}
 	from = lseek(s->fd, 0, SEEK_CUR);
 	if (from < 0)
 		return 0;
@@ -426,6 +471,13 @@ static la_int64_t source_seek(struct archive *a, void *data, la_int64_t offset,
 
 	if (s->dec || s->dec_eof)
 		return ARCHIVE_FATAL;	/* decoded data cannot seek */
+	if (s->bounded) {
+		r = whence == SEEK_SET ? s->base : whence == SEEK_CUR ? s->pos : s->end;
+		if ((offset < 0 && -offset > r - s->base) || (offset > 0 && offset > s->end - r))
+			return ARCHIVE_FATAL;	/* never out of the range */
+		s->pos = r + (off_t)offset;
+		return s->pos - s->base;
+	}
 	r = lseek(s->fd, (off_t)offset, whence);
 	return r < 0 ? ARCHIVE_FATAL : r;
 }
@@ -655,8 +707,8 @@ int input_open_fd(struct input *in, int fd, const char *formats,
 	return open_reader(in, s, formats, ap, msg, msgsize);
 }
 
-int input_open_layer(struct input *in, int fd, enum dec_kind kind,
-		     struct archive **ap, char *msg, size_t msgsize)
+int input_open_layer(struct input *in, int fd, uint64_t offset, uint64_t size,
+		     enum dec_kind kind, struct archive **ap, char *msg, size_t msgsize)
 {
 	struct source *s;
 	int r = fd_source(in, fd, &s, msg, msgsize);
@@ -664,6 +716,15 @@ int input_open_layer(struct input *in, int fd, enum dec_kind kind,
 	*ap = NULL;
 	if (r < 0)
 		return r;
+	if (!s->seekable || offset > (uint64_t)s->size || size > (uint64_t)s->size - offset) {
+		free(s);
+		snprintf(msg, msgsize, "the layer's blob is not within its file");
+		return -EINVAL;
+	}
+	s->bounded = true;
+	s->base = s->pos = (off_t)offset;
+	s->end = (off_t)(offset + size);
+	s->size = (off_t)size;
 	s->strict = true;
 	s->want = kind;
 	return open_reader(in, s, NULL, ap, msg, msgsize);

@@ -32,12 +32,13 @@ struct input {
  * MSG saying why. */
 int input_open_fd(struct input *in, int fd, const char *formats,
 		  struct archive **ap, char *msg, size_t msgsize);
-/* A reader of FD (read from its offset) as one image layer: a tar
- * archive compressed as KIND and nothing else (no other format, no
- * libarchive filter, no second compression), so that the stream applied
- * is the one whose digest the image's config names. */
-int input_open_layer(struct input *in, int fd, enum dec_kind kind,
-		     struct archive **ap, char *msg, size_t msgsize);
+/* A reader of SIZE bytes of FD from OFFSET (pread: FD's own offset is
+ * not used; a regular file) as one image layer: a tar archive compressed
+ * as KIND and nothing else (no other format, no libarchive filter, no
+ * second compression), so that the stream applied is the one whose
+ * digest the image's config names. */
+int input_open_layer(struct input *in, int fd, uint64_t offset, uint64_t size,
+		     enum dec_kind kind, struct archive **ap, char *msg, size_t msgsize);
 /* A reader of member MEMBER (NULL: a package's data.tar*) of OUTER. */
 int input_open_member(struct input *in, struct archive *outer, const char *member,
 		      struct archive **ap, char *msg, size_t msgsize);

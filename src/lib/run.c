@@ -496,7 +496,7 @@ SE_EXPORT int se_run_image(se_run *run, int dirfd, const char *tag, const char *
 {
 	struct pipeline *pl = &run->pl;
 	char msg[1024], here[64];
-	struct image img = { .dirfd = -1, .blobs_fd = -1 };
+	struct image img = { .dirfd = -1, .blobs_fd = -1, .archive_fd = -1 };
 	struct archive *a;
 	size_t i;
 	int r;
@@ -520,19 +520,14 @@ SE_EXPORT int se_run_image(se_run *run, int dirfd, const char *tag, const char *
 	for (i = 0; i < img.n_layers; i++) {
 		struct image_layer *l = &img.layers[i];
 
-		/* The fd that was hashed, from its start: never the name
-		 * again. */
-		if (lseek(l->fd, 0, SEEK_SET) < 0) {
-			r = -errno;
-			snprintf(msg, sizeof(msg), "layer %zu (%.19s): cannot rewind its blob: %s",
-				 i + 1, l->digest, strerror(errno));
-			goto fatal;
-		}
 		layer_next(&pl->layer);
-		r = input_open_layer(&run->in, l->fd, l->kind, &a, msg, sizeof(msg));
+		/* The fd that was hashed, the range that was hashed: never
+		 * a name again. */
+		r = input_open_layer(&run->in, l->fd, l->offset, l->size, l->kind, &a, msg,
+				     sizeof(msg));
 		if (r < 0) {
-			report_log(&pl->rep, SE_LOG_ERROR, "image: layer %zu (%.19s): %s", i + 1,
-				   l->digest, msg);
+			report_log(&pl->rep, SE_LOG_ERROR, "image: layer %zu (%s): %s", i + 1,
+				   l->label, msg);
 			pl->fatal = true;
 			break;
 		}
