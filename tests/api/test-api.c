@@ -1433,6 +1433,58 @@ static void whiteouts_overlay_format(void)
 	       verdict, r2, n);
 }
 
+/* se_run_image on an image archive (a regular file): an O_PATH fd, an
+ * archive without an image, a config not named by its digest, a
+ * manifest.json with no image: each refused with the errno the header
+ * gives, nothing written. */
+static void image_archive_refusals(void)
+{
+	static const struct member no_image[] = {
+		{ 'f', "x", "1\n" },
+		{ 0, NULL, NULL },
+	};
+	static const struct member bad_config[] = {
+		{ 'f', "config.json", "{}" },
+		{ 'f', "manifest.json", "[{\"Config\":\"config.json\",\"Layers\":[]}]" },
+		{ 0, NULL, NULL },
+	};
+	static const struct member empty[] = {
+		{ 'f', "manifest.json", "[]" },
+		{ 0, NULL, NULL },
+	};
+	const struct member *const archives[] = { no_image, bad_config, empty };
+	const int want[] = { -ENOENT, -EINVAL, -ENOENT };
+	int got[3], opath, fd;
+	char path[] = "/tmp/se-api-image.XXXXXX";
+	struct job j;
+	size_t len;
+	void *buf;
+
+	for (int i = 0; i < 3; i++) {
+		buf = make_tar(archives[i], &len);
+		fd = archive_fd(buf, len);
+		free(buf);
+		job_start(&j, true, SE_IN_ROOT, SE_OPT_NUMERIC_OWNER | SE_OPT_SAME_PERMS, NULL);
+		got[i] = se_run_image(j.run, fd, NULL, NULL);
+		job_end(&j);
+		close(fd);
+	}
+	fd = mkstemp(path);
+	if (fd < 0)
+		abort();
+	opath = open(path, O_PATH | O_CLOEXEC);
+	job_start(&j, true, SE_IN_ROOT, SE_OPT_NUMERIC_OWNER | SE_OPT_SAME_PERMS, NULL);
+	len = (size_t)se_run_image(j.run, opath, NULL, NULL);
+	job_end(&j);
+	unlink(path);
+	close(fd);
+	close(opath);
+	tap_ok(got[0] == want[0] && got[1] == want[1] && got[2] == want[2] &&
+	       (int)len == -EBADF && count_entries(dest) == 0,
+	       "se_run_image on an archive: no image -ENOENT, a config not named by its digest -EINVAL, no image in manifest.json -ENOENT, an O_PATH fd -EBADF, nothing written (%d %d %d %d)",
+	       got[0], got[1], got[2], (int)len);
+}
+
 /* se_run_add_id_map: each refusal the header documents, ranges that
  * touch but do not overlap, owners mapped, an id outside every range
  * never set (the entry incomplete, the reason naming it), one kind
@@ -1532,6 +1584,7 @@ static void (*const cases[])(void) = {
 	remove_tree_stays_inside,
 	whiteouts_apply_a_layer,
 	whiteouts_overlay_format,
+	image_archive_refusals,
 	root_lstat_is_scoped,
 	in_root_owner_names_map_through_the_roots_passwd,
 	owner_lookup_callback_decides,
