@@ -312,9 +312,13 @@ int se_run_add_id_map(se_run *run, unsigned int which, uint32_t container_id,
  * SE_CREATED when applied.  Every marker's directory is resolved from the
  * root for that marker alone, with the root's scoping (a layer's
  * "var/run -> /run" wants SE_IN_ROOT); below it, removal is as
- * se_root_remove_tree()'s.  Call before the first entry.  Returns 0,
- * -EINVAL for an unknown FORMAT, -EOPNOTSUPP with SE_OPT_DURABLE, -EBUSY
- * after the first entry.  Since 0.3.
+ * se_root_remove_tree()'s.  With SE_OPT_DURABLE, what a layer removes is
+ * moved aside under a temporary name, recorded in the journal first, and
+ * removed after the commit point, so that the run (every layer of it)
+ * lands whole or not at all.  Call before the first entry.  Returns 0,
+ * -EINVAL for an unknown FORMAT, -EOPNOTSUPP for an SE_WHITEOUTS_OVERLAY*
+ * format with SE_OPT_DURABLE (its opaque xattr on a directory that stays
+ * has no undo), -EBUSY after the first entry.  Since 0.3.
  */
 #define SE_WHITEOUTS_NONE	0
 #define SE_WHITEOUTS_OCI	1
@@ -375,7 +379,8 @@ int se_run_set_whiteouts(se_run *run, int format);
  * logged and the run fatal: -ENOENT (no such tag, no manifest),
  * -ENOTUNIQ (several candidates; the message names them), -EILSEQ (a
  * digest, size or diff_id that does not match: nothing was written),
- * -EOPNOTSUPP (a layer media type, or SE_OPT_DURABLE), -EBUSY (after
+ * -EOPNOTSUPP (a layer media type, or an overlay format with
+ * SE_OPT_DURABLE), -EBUSY (after
  * the run's first entry).  Since 0.3.
  */
 int se_run_image(se_run *run, int dirfd, const char *tag, const char *platform);

@@ -22,6 +22,7 @@ SE_INTEGRATION_TESTS = \
 	tests/oci-layer-attack.test \
 	tests/oci-image.test \
 	tests/oci-archive.test \
+	tests/oci-durable.test \
 	tests/oci-overlay.test \
 	tests/replace.test \
 	tests/metadata.test \

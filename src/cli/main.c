@@ -256,7 +256,7 @@ static void usage(FILE *f)
 "                         layer on top of DEST: .wh.NAME removes NAME and\n"
 "                         .wh..wh..opq its directory's contents from the\n"
 "                         lower layers; implies --in-root, --numeric-owner\n"
-"                         and -p; not with --durable\n"
+"                         and -p\n"
 "      --oci-image=DIR[:TAG]  unpack the OCI image layout DIR (or an image\n"
 "                         archive: oci-archive, docker save): the manifest\n"
 "                         tagged TAG (else the only one, else this machine's\n"
@@ -946,12 +946,11 @@ int main(int argc, char **argv)
 		}
 		o.whiteouts = SE_WHITEOUTS_OVERLAY_USER;
 	}
-	if (o.image && (o.flags & CLI_DURABLE)) {
-		cli_warn("--oci-image with --durable is not supported yet: a whiteout's removals would meet the run's pending temporaries");
-		return finish(&o, EXIT_FATAL);
-	}
-	if ((o.flags & CLI_OCI_LAYER) && (o.flags & CLI_DURABLE)) {
-		cli_warn("--oci-layer with --durable is not supported yet: a whiteout's removals would meet the run's pending temporaries");
+	/* overlayfs's opaque mark on a directory that stays has no undo
+	 * in the journal yet. */
+	if ((o.whiteouts == SE_WHITEOUTS_OVERLAY || o.whiteouts == SE_WHITEOUTS_OVERLAY_USER) &&
+	    (o.flags & CLI_DURABLE)) {
+		cli_warn("--whiteout-format=overlay with --durable is not supported yet: an opaque mark set on a directory that stays cannot be undone after a crash");
 		return finish(&o, EXIT_FATAL);
 	}
 	if ((o.flags & CLI_INCREMENTAL) && (o.flags & CLI_DURABLE)) {

@@ -8,6 +8,7 @@
 #include <dirent.h>
 #include <fcntl.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
 #include <unistd.h>
@@ -99,6 +100,24 @@ static int set_aside(const struct commit *c, int dirfd, const char *leaf)
 
 	tmp_name(c->tmp, a);
 	return journal_aside(c->jn, dirfd, leaf, a);
+}
+
+int commit_aside(const struct commit *c, int dirfd, const char *const *leaves, size_t n)
+{
+	char (*a)[32] = malloc(n * sizeof(*a));
+	const char **as = malloc(n * sizeof(*as));
+	int r = -ENOMEM;
+
+	if (a && as) {
+		for (size_t i = 0; i < n; i++) {
+			tmp_name(c->tmp, a[i]);
+			as[i] = a[i];
+		}
+		r = journal_aside_many(c->jn, dirfd, leaves, as, n);
+	}
+	free(a);
+	free(as);
+	return r;
 }
 
 /* Is directory LEAF in DIRFD empty?  1, 0, or -errno. */

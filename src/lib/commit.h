@@ -29,6 +29,11 @@ struct commit {
 	struct journal *jn;		/* --durable: what to undo */
 };
 
+/* --durable: the N names LEAVES of DIRFD moved aside under temporary
+ * names, recorded in the journal first (journal_aside_many()): an image
+ * layer's removals.  0 or -errno. */
+int commit_aside(const struct commit *c, int dirfd, const char *const *leaves, size_t n);
+
 /* --keep-newer-files: is LEAF in DIRFD a non-directory at least as new
  * as the entry?  Then the entry is skipped, with *O saying so. */
 bool commit_keeps_newer(const struct commit *c, int dirfd, const char *leaf,

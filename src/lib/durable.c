@@ -57,6 +57,17 @@ void durable_cancel(struct durable *d, struct pending *p)
 	map_del(&d->pend_index, key);
 }
 
+void durable_cancel_where(struct durable *d, durable_match_fn *match, void *data)
+{
+	for (size_t i = 0; i < d->n_pend; i++) {
+		struct pending *p = &d->pend[i];
+		const struct dir_handle *h = &d->dirh[p->dir];
+
+		if (!p->cancelled && match(data, h->dev, h->ino, p->leaf))
+			durable_cancel(d, p);
+	}
+}
+
 /*
  * In an in-order run, a file at "a" makes "a/b" fail (ENOTDIR).  A pending
  * "a" is not there yet, so say it here, or the --durable run would make a

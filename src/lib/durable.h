@@ -57,6 +57,11 @@ struct durable {
 
 /* The live pending object at LEAF of the directory DIRFD, or NULL. */
 struct pending *durable_at(struct durable *d, int dirfd, const char *leaf);
+/* Does the pending object LEAF of the directory DEV:INO go? */
+typedef bool durable_match_fn(void *data, dev_t dev, ino_t ino, const char *leaf);
+/* durable_cancel() every live pending object MATCH names (an image
+ * layer's whiteout takes it, or the tree it was to be renamed into). */
+void durable_cancel_where(struct durable *d, durable_match_fn *match, void *data);
 /* A pending object at a directory of PATH: the entry meets a file. */
 bool durable_blocks(struct durable *d, const char *path);
 /* Drop P: a later entry of its name replaced it; its temporary goes. */

@@ -108,6 +108,11 @@ void pipe_init(struct pipeline *pl)
 
 /* ---- the journal (--durable) ---------------------------------------------------------- */
 
+static int layer_aside_hook(void *ctx, int dirfd, const char *const *leaves, size_t n)
+{
+	return commit_aside(ctx, dirfd, leaves, n);
+}
+
 static int journal_mkdir_hook(void *ctx, int dirfd, const char *leaf)
 {
 	return journal_mkdir(ctx, dirfd, leaf, true);
@@ -164,6 +169,10 @@ static bool begin_run(struct pipeline *pl)
 	}
 	pl->rs->before_mkdir = journal_mkdir_hook;
 	pl->rs->before_mkdir_ctx = &pl->jn;
+	/* An image layer's removals become journaled moves aside. */
+	pl->layer.dur = &pl->dur;
+	pl->layer.aside = layer_aside_hook;
+	pl->layer.aside_ctx = &pl->cm;
 	return true;
 }
 
@@ -177,6 +186,8 @@ static void end_journal(struct pipeline *pl)
 		pl->rs->before_mkdir = NULL;
 		pl->rs->before_mkdir_ctx = NULL;
 	}
+	pl->layer.dur = NULL;
+	pl->layer.aside = NULL;
 	journal_free(&pl->jn);
 	if (had)
 		recover_dest(pl, "as the run stopped", true);

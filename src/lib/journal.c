@@ -24,6 +24,7 @@
 #include "compat.h"
 #include "journal.h"
 #include "names.h"
+#include "remove.h"
 #include "sha256.h"
 
 void journal_init(struct journal *j)
@@ -321,35 +322,50 @@ int journal_made(struct journal *j, int dirfd, const char *leaf)
 
 int journal_aside(struct journal *j, int dirfd, const char *leaf, const char *a)
 {
-	size_t i;
+	return journal_aside_many(j, dirfd, &leaf, &a, 1);
+}
+
+int journal_aside_many(struct journal *j, int dirfd, const char *const *leaves,
+		       const char *const *as, size_t n)
+{
+	size_t i, k;
 	int r;
 
-	if (j->fd < 0)
-		return renameat2(dirfd, leaf, dirfd, a, RENAME_NOREPLACE) < 0 ? -errno : 0;
+	if (j->fd < 0) {
+		for (k = 0; k < n; k++)
+			if (renameat2(dirfd, leaves[k], dirfd, as[k], RENAME_NOREPLACE) < 0)
+				return -errno;
+		return 0;
+	}
 	r = noted_dir(j, dirfd, &i);
-	if (r == 0)
-		r = record(j, "aside", dirfd, NULL, a, leaf);
-	/* On disk before the old object leaves its name: a cut after the
-	 * rename finds the record and puts it back. */
+	for (k = 0; r == 0 && k < n; k++)
+		r = record(j, "aside", dirfd, NULL, as[k], leaves[k]);
+	/* On disk before an old object leaves its name: a cut after a
+	 * rename finds the record and puts it back.  One flush for all. */
 	if (r == 0)
 		r = durable_record(j);
 	if (r < 0)
 		return r;
-	if (j->n_asides == j->cap_asides) {
+	if (j->n_asides + n > j->cap_asides) {
 		size_t cap = j->cap_asides ? 2 * j->cap_asides : 16;
-		void *na = realloc(j->asides, cap * sizeof(*j->asides));
+		void *na;
 
+		while (cap < j->n_asides + n)
+			cap *= 2;
+		na = realloc(j->asides, cap * sizeof(*j->asides));
 		if (!na)
 			return -ENOMEM;
 		j->asides = na;
 		j->cap_asides = cap;
 	}
-	if (renameat2(dirfd, leaf, dirfd, a, RENAME_NOREPLACE) < 0 &&
-	    (errno != EINVAL || renameat(dirfd, leaf, dirfd, a) < 0))
-		return -errno;	/* EINVAL: no NOREPLACE here; A is a fresh name */
-	j->asides[j->n_asides].dir = i;
-	snprintf(j->asides[j->n_asides].a, sizeof(j->asides[0].a), "%s", a);
-	j->n_asides++;
+	for (k = 0; k < n; k++) {
+		if (renameat2(dirfd, leaves[k], dirfd, as[k], RENAME_NOREPLACE) < 0 &&
+		    (errno != EINVAL || renameat(dirfd, leaves[k], dirfd, as[k]) < 0))
+			return -errno;	/* EINVAL: no NOREPLACE here; A is a fresh name */
+		j->asides[j->n_asides].dir = i;
+		snprintf(j->asides[j->n_asides].a, sizeof(j->asides[0].a), "%s", as[k]);
+		j->n_asides++;
+	}
 	return 0;
 }
 
@@ -562,7 +578,7 @@ int journal_commit(struct journal *j, const struct durable *d, const struct dirm
 
 int journal_complete(struct journal *j)
 {
-	int err = 0;
+	int err = 0, r;
 
 	if (j->fd < 0)
 		return 0;
@@ -574,11 +590,12 @@ int journal_complete(struct journal *j)
 			err = dfd;
 			continue;
 		}
-		/* Only a non-directory or an empty directory is ever moved
-		 * aside (commit.c): one of the two calls removes it. */
-		if (unlinkat(dfd, j->asides[i].a, 0) < 0 && errno != ENOENT &&
-		    unlinkat(dfd, j->asides[i].a, AT_REMOVEDIR) < 0 && errno != ENOENT)
-			err = -errno;
+		/* A whiteout of an image layer moves a whole tree aside
+		 * (layer.c): removed fd by fd, never through a symlink,
+		 * never across a mount. */
+		r = remove_in(dfd, j->asides[i].a, NULL, NULL);
+		if (r < 0 && r != -ENOENT)
+			err = r;
 		close(dfd);
 	}
 	if (err)

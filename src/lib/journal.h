@@ -11,7 +11,8 @@
  *   mkdir D                      the run is making directory D
  *   kept D                       ... which was there after all
  *   made D L                     the run is making D/L where nothing stood
- *   aside D A L                  the object at D/L is moving to D/A
+ *   aside D A L                  the object at D/L is moving to D/A (a
+ *                                whole tree, for an image layer's removal)
  *   commit                       the commit point's records follow
  *   rename D T L                 D/T goes to D/L
  *   meta D DEV:INO:MODE:UID:GID:AS.AN:MS.MN
@@ -95,6 +96,11 @@ int journal_made(struct journal *j, int dirfd, const char *leaf);
  * removed when the run completes, and put back when the run rolls back.
  */
 int journal_aside(struct journal *j, int dirfd, const char *leaf, const char *a);
+/* The same for N names of DIRFD (LEAVES[k] to AS[k]): one flush for all
+ * the records.  What is moved may be a tree (an image layer's whiteout);
+ * recovery and journal_complete() remove it whole. */
+int journal_aside_many(struct journal *j, int dirfd, const char *const *leaves,
+		       const char *const *as, size_t n);
 
 /*
  * The commit point: every pending rename of D and the metadata of DM's

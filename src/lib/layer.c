@@ -28,7 +28,9 @@
 
 #include <errno.h>
 #include <fcntl.h>
+#include <dirent.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
 #include <sys/sysmacros.h>
@@ -37,6 +39,7 @@
 
 #include "layer.h"
 #include "remove.h"
+#include "tmpname.h"
 
 enum marker {
 	MK_NONE,		/* an ordinary entry */
@@ -115,6 +118,13 @@ static void name_key(char *key, size_t n, const struct stat *dir, const char *le
 		 (unsigned long long)dir->st_ino, leaf);
 }
 
+/* The key of the directory ST. */
+static void dir_key(char *key, size_t n, const struct stat *st)
+{
+	snprintf(key, n, "%llx:%llx", (unsigned long long)st->st_dev,
+		 (unsigned long long)st->st_ino);
+}
+
 /* remove_in's question: did this layer make LEAF in DIR? */
 static bool written_here(void *data, const struct stat *dir, const char *leaf)
 {
@@ -144,6 +154,8 @@ void layer_note(struct layer *l, const struct plan *p)
 		/* Out of memory: the name is not known as this layer's, and a
 		 * later whiteout of it in this layer removes it. */
 		map_put(&l->written, key, 1);
+		dir_key(key, sizeof(key), &st);
+		map_put(&l->written_dirs, key, 1);
 	}
 	close(dirfd);
 }
@@ -175,6 +187,246 @@ static void forget_removed(struct layer *l, const char *path, bool children)
 		if (!there)
 			dirmeta_forget(l->dm, d->path);
 	}
+}
+
+/*
+ * --durable.  Before the commit point nothing of the old tree may be
+ * removed, only moved aside where a roll back finds it (journal.h): a
+ * whiteout that removed a lower layer's tree at once could not be
+ * undone after a kill, and the root would be neither the old tree nor
+ * the new one.  So what remove_in() would remove is renamed aside, one
+ * rename for each largest tree in which this layer made nothing (its
+ * names stay, as without --durable), and removed after the commit.
+ * The pending objects of earlier layers that it takes (not yet at their
+ * names) are cancelled first, and so are those in the trees moved:
+ * nothing of the run is left to be renamed into a tree that goes.
+ */
+struct ident {
+	dev_t dev;
+	ino_t ino;
+};
+
+/* The walk of one name's tree before it is moved aside. */
+struct scan {
+	const struct layer *l;
+	bool kept;			/* a name this layer made is in it */
+	struct ident *dirs;		/* its directories */
+	size_t n, cap;
+};
+
+static int scan_visit(void *data, const struct stat *dir, const char *leaf,
+		      const struct stat *st)
+{
+	struct scan *sc = data;
+	char key[64];
+
+	if (written_here((void *)sc->l, dir, leaf))
+		sc->kept = true;
+	if (!S_ISDIR(st->st_mode))
+		return 0;
+	dir_key(key, sizeof(key), st);
+	if (map_get(&sc->l->written_dirs, key) != MAP_NONE)
+		sc->kept = true;	/* a file of this layer's is pending in it */
+	if (sc->n == sc->cap) {
+		size_t cap = sc->cap ? 2 * sc->cap : 16;
+		struct ident *p = realloc(sc->dirs, cap * sizeof(*p));
+
+		if (!p)
+			return -ENOMEM;
+		sc->dirs = p;
+		sc->cap = cap;
+	}
+	sc->dirs[sc->n++] = (struct ident){ st->st_dev, st->st_ino };
+	return 0;
+}
+
+/* What one call of aside_in() takes of the run's pending objects. */
+struct takes {
+	const struct layer *l;
+	struct stat dir;		/* the directory its names are in */
+	const char *only;		/* its one name, or NULL: every name */
+	struct map trees;		/* "dev:ino" of the directories moved */
+};
+
+static bool takes_pending(void *data, dev_t dev, ino_t ino, const char *leaf)
+{
+	struct takes *t = data;
+	struct stat st = { .st_dev = dev, .st_ino = ino };
+	char key[64];
+
+	if (dev == t->dir.st_dev && ino == t->dir.st_ino &&
+	    (!t->only || strcmp(leaf, t->only) == 0) && !written_here((void *)t->l, &st, leaf))
+		return true;
+	if (!t->trees.used)
+		return false;
+	dir_key(key, sizeof(key), &st);
+	return map_get(&t->trees, key) != MAP_NONE;
+}
+
+/* Append a copy of NAME to *V (N names): 0 or -ENOMEM. */
+static int push(char ***v, size_t *n, const char *name)
+{
+	char **p = realloc(*v, (*n + 1) * sizeof(*p));
+
+	if (!p)
+		return -ENOMEM;
+	*v = p;
+	if (!(p[*n] = strdup(name)))
+		return -ENOMEM;
+	(*n)++;
+	return 0;
+}
+
+static void free_names(char **v, size_t n)
+{
+	for (size_t i = 0; i < n; i++)
+		free(v[i]);
+	free(v);
+}
+
+/* The names in DIRFD but the run's own (temporaries, names moved aside,
+ * the journal): into *V. */
+static int list_names(int dirfd, char ***v, size_t *n)
+{
+	int fd = openat(dirfd, ".", O_RDONLY | O_DIRECTORY | O_CLOEXEC), r = 0;
+	struct dirent *d;
+	DIR *dp;
+
+	if (fd < 0)
+		return -errno;
+	dp = fdopendir(fd);
+	if (!dp) {
+		r = -errno;
+		close(fd);
+		return r;
+	}
+	while (!r && (d = readdir(dp)))
+		if (strcmp(d->d_name, ".") != 0 && strcmp(d->d_name, "..") != 0 &&
+		    strncmp(d->d_name, TMP_PREFIX, sizeof(TMP_PREFIX) - 1) != 0)
+			r = push(v, n, d->d_name);
+	closedir(dp);
+	return r;
+}
+
+/*
+ * What remove_in(DIRFD, ONLY, written_here, L) removes (ONLY NULL: in
+ * every name of DIRFD), moved aside instead.  0 or -errno (-EXDEV: a
+ * mount point in a tree, found before anything moved).
+ */
+static int aside_in(struct layer *l, int dirfd, const char *only, unsigned int depth)
+{
+	struct takes t = { .l = l, .only = only };
+	char **cands = NULL, **names = NULL, **subs = NULL;
+	size_t n_cands = 0, n = 0, n_subs = 0, i;
+	int r;
+
+	if (depth > 4096)
+		return -ELOOP;
+	if (fstat(dirfd, &t.dir) < 0)
+		return -errno;
+	r = only ? push(&cands, &n_cands, only) : list_names(dirfd, &cands, &n_cands);
+	for (i = 0; r == 0 && i < n_cands; i++) {
+		struct scan sc = { .l = l };
+		struct stat st;
+
+		if (fstatat(dirfd, cands[i], &st, AT_SYMLINK_NOFOLLOW) < 0) {
+			r = errno == ENOENT ? 0 : -errno;
+			continue;
+		}
+		if (!S_ISDIR(st.st_mode)) {
+			if (!written_here(l, &t.dir, cands[i]))
+				r = push(&names, &n, cands[i]);
+			continue;
+		}
+		r = remove_walk(dirfd, cands[i], scan_visit, &sc);
+		if (r == 0 && sc.kept) {
+			r = push(&subs, &n_subs, cands[i]);
+		} else if (r == 0) {
+			r = push(&names, &n, cands[i]);
+			for (size_t k = 0; r == 0 && k < sc.n; k++) {
+				char key[64];
+				struct stat ds = { .st_dev = sc.dirs[k].dev, .st_ino = sc.dirs[k].ino };
+
+				dir_key(key, sizeof(key), &ds);
+				if (!map_put(&t.trees, key, 1))
+					r = -ENOMEM;
+			}
+		}
+		free(sc.dirs);
+	}
+	if (r == 0)
+		durable_cancel_where(l->dur, takes_pending, &t);
+	if (r == 0 && n)
+		r = l->aside(l->aside_ctx, dirfd, (const char *const *)names, n);
+	for (i = 0; r == 0 && i < n_subs; i++) {
+		int fd = openat(dirfd, subs[i], O_PATH | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+		struct stat st;
+
+		if (fd < 0) {
+			r = errno == ENOENT ? 0 : -errno;
+			continue;
+		}
+		/* The walk above checked it is on this mount; it must still
+		 * be the directory walked. */
+		if (fstat(fd, &st) < 0 || st.st_dev != t.dir.st_dev)
+			r = -EXDEV;
+		else
+			r = aside_in(l, fd, NULL, depth + 1);
+		close(fd);
+	}
+	map_free(&t.trees);
+	free_names(cands, n_cands);
+	free_names(names, n);
+	free_names(subs, n_subs);
+	return r;
+}
+
+/* takes_pending for aside_all(): only what is in the trees moved. */
+static bool in_trees(void *data, dev_t dev, ino_t ino, const char *leaf)
+{
+	struct takes *t = data;
+	struct stat st = { .st_dev = dev, .st_ino = ino };
+	char key[64];
+
+	(void)leaf;
+	dir_key(key, sizeof(key), &st);
+	return t->trees.used && map_get(&t->trees, key) != MAP_NONE;
+}
+
+/* LEAF in DIRFD moved aside whole, this layer's names under it too (an
+ * entry that replaces it): remove_in(DIRFD, LEAF, NULL, NULL) under
+ * --durable. */
+static int aside_all(struct layer *l, int dirfd, const char *leaf)
+{
+	struct takes t = { .l = l };
+	struct scan sc = { .l = l };
+	int r = remove_walk(dirfd, leaf, scan_visit, &sc);
+
+	for (size_t k = 0; r == 0 && k < sc.n; k++) {
+		char key[64];
+		struct stat ds = { .st_dev = sc.dirs[k].dev, .st_ino = sc.dirs[k].ino };
+
+		dir_key(key, sizeof(key), &ds);
+		if (!map_put(&t.trees, key, 1))
+			r = -ENOMEM;
+	}
+	free(sc.dirs);
+	if (r == 0) {
+		durable_cancel_where(l->dur, in_trees, &t);
+		r = l->aside(l->aside_ctx, dirfd, &leaf, 1);
+		if (r == -ENOENT)
+			r = 0;
+	}
+	map_free(&t.trees);
+	return r;
+}
+
+/* remove_in(), or aside_in() under --durable. */
+static int take(struct layer *l, int dirfd, const char *leaf, bool keep_this_layers)
+{
+	if (l->dur)
+		return keep_this_layers ? aside_in(l, dirfd, leaf, 0) : aside_all(l, dirfd, leaf);
+	return remove_in(dirfd, leaf, keep_this_layers ? written_here : NULL, l);
 }
 
 static struct outcome removal_failed(int err)
@@ -253,7 +505,7 @@ static struct outcome whiteout(struct layer *l, const struct plan *p, mode_t dir
 		return ok(SE_CREATED);
 	if (dirfd < 0)
 		return resolve_outcome(l->rs->in_root, -dirfd);
-	r = remove_in(dirfd, name, written_here, l);
+	r = take(l, dirfd, name, true);
 	forget_removed(l, target, false);
 	if (r < 0) {
 		close(dirfd);
@@ -286,7 +538,7 @@ static struct outcome opaque(struct layer *l, const struct plan *p, mode_t dirmo
 		return ok(SE_CREATED);
 	if (dirfd < 0)
 		return resolve_outcome(l->rs->in_root, -dirfd);
-	r = remove_in(dirfd, NULL, written_here, l);
+	r = take(l, dirfd, NULL, true);
 	forget_removed(l, dir, true);
 	if (r < 0) {
 		close(dirfd);
@@ -334,10 +586,13 @@ static bool clear_way(struct layer *l, const struct plan *p, mode_t dirmode,
 		return true;	/* nothing there yet; the entry's own stage says why */
 	if (fstatat(dirfd, leaf, &st, AT_SYMLINK_NOFOLLOW) == 0) {
 		if (p->kind == PK_DIR && !S_ISDIR(st.st_mode)) {
-			r = unlinkat(dirfd, leaf, 0) < 0 && errno != ENOENT ? -errno : 0;
+			if (l->dur)
+				r = aside_all(l, dirfd, leaf);
+			else
+				r = unlinkat(dirfd, leaf, 0) < 0 && errno != ENOENT ? -errno : 0;
 			opaque_dir = r == 0 && l->overlay_ns && is_overlay_whiteout(&st);
 		} else if (p->kind != PK_DIR && S_ISDIR(st.st_mode) && (tree = true)) {
-			r = remove_in(dirfd, leaf, NULL, NULL);
+			r = take(l, dirfd, leaf, false);
 		}
 	}
 	if (opaque_dir) {
@@ -390,9 +645,12 @@ void layer_next(struct layer *l)
 {
 	map_free(&l->written);
 	memset(&l->written, 0, sizeof(l->written));
+	map_free(&l->written_dirs);
+	memset(&l->written_dirs, 0, sizeof(l->written_dirs));
 }
 
 void layer_free(struct layer *l)
 {
 	map_free(&l->written);
+	map_free(&l->written_dirs);
 }

@@ -14,6 +14,7 @@
 #include <sys/types.h>
 
 #include "dirmeta.h"
+#include "durable.h"
 #include "map.h"
 #include "outcome.h"
 #include "plan.h"
@@ -38,6 +39,16 @@ struct layer {
 	 * directory's identity, so another spelling of the path (a symlink
 	 * followed in SE_IN_ROOT) is the same name. */
 	struct map written;
+	/* "dev:ino" of every directory holding a name this layer made:
+	 * a tree with one is not moved aside whole (--durable). */
+	struct map written_dirs;
+	/* --durable (DUR not NULL): a removal is a move aside, recorded in
+	 * the run's journal first (ASIDE: N names of DIRFD), undone by a
+	 * roll back, finished after the commit point; the pending objects
+	 * of earlier layers that it takes are cancelled. */
+	struct durable *dur;
+	int (*aside)(void *ctx, int dirfd, const char *const *leaves, size_t n);
+	void *aside_ctx;
 };
 
 /* Is P a whiteout or an opaque marker (it removes names that a file

@@ -27,6 +27,7 @@
 #include "journal.h"
 #include "names.h"
 #include "recover.h"
+#include "remove.h"
 #include "resolve.h"
 #include "sha256.h"
 #include "tmpname.h"
@@ -450,6 +451,11 @@ static void roll_back(struct resolver *rs, const struct jdata *jd, struct recove
 			break;
 		}
 	}
+	/* A tree moved aside and back may hold temporaries the first pass
+	 * could not reach by their directory's path. */
+	for (size_t i = 0; i < jd->n; i++)
+		if (jd->recs[i].kind == R_DIR)
+			remove_temporaries(rs, jd, jd->recs[i].d, true, r);
 }
 
 /* The xattr records of directory D (device DEV, inode INO), set on FD
@@ -540,7 +546,9 @@ static void roll_forward(struct resolver *rs, const struct jdata *jd, struct rec
 		dfd = open_dir(rs, rc->d);
 		if (dfd < 0)
 			continue;
-		if (remove_one(dfd, rc->a) == 0)
+		/* A tree, for an image layer's whiteout: fd by fd, never
+		 * through a symlink or across a mount. */
+		if (remove_in(dfd, rc->a, NULL, NULL) == 0)
 			r->removed++;
 		close(dfd);
 	}

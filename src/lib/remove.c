@@ -162,6 +162,55 @@ int remove_in(int dirfd, const char *leaf, remove_keep_fn *keep, void *data)
 	return remove_at(dirfd, &st, leaf, st.st_dev, 0, &k, &kept);
 }
 
+/* remove_walk's recursion: LEAF in PARENT (PST its stat), then what is
+ * under it. */
+static int walk_at(int parent, const struct stat *pst, const char *leaf, dev_t dev,
+		   unsigned int depth, remove_visit_fn *visit, void *data)
+{
+	struct stat st;
+	struct dirent *d;
+	DIR *dp;
+	int fd, r;
+
+	if (fstatat(parent, leaf, &st, AT_SYMLINK_NOFOLLOW) < 0)
+		return errno == ENOENT ? 0 : -errno;
+	r = visit(data, pst, leaf, &st);
+	if (r || !S_ISDIR(st.st_mode))
+		return r;
+	if (depth >= REMOVE_DEPTH_MAX)
+		return -ELOOP;
+	fd = open_child_dir(parent, leaf, dev);
+	if (fd < 0)
+		return fd == -ENOTDIR ? 0 : fd;
+	if (fstat(fd, &st) < 0) {
+		r = -errno;
+		close(fd);
+		return r;
+	}
+	dp = fdopendir(fd);
+	if (!dp) {
+		r = -errno;
+		close(fd);
+		return r;
+	}
+	while (!r && (d = readdir(dp)))
+		if (strcmp(d->d_name, ".") != 0 && strcmp(d->d_name, "..") != 0)
+			r = walk_at(dirfd(dp), &st, d->d_name, dev, depth + 1, visit, data);
+	closedir(dp);
+	return r;
+}
+
+int remove_walk(int dirfd, const char *leaf, remove_visit_fn *visit, void *data)
+{
+	struct stat st;
+
+	if (fstat(dirfd, &st) < 0)
+		return -errno;
+	if (!leaf[0] || strcmp(leaf, ".") == 0 || strcmp(leaf, "..") == 0 || strchr(leaf, '/'))
+		return -EINVAL;
+	return walk_at(dirfd, &st, leaf, st.st_dev, 0, visit, data);
+}
+
 int remove_tree(struct resolver *r, const char *path)
 {
 	const char *leaf;

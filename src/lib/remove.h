@@ -35,4 +35,17 @@ typedef bool remove_keep_fn(void *data, const struct stat *dir, const char *leaf
  */
 int remove_in(int dirfd, const char *leaf, remove_keep_fn *keep, void *data);
 
+/* Called for each object remove_walk() meets: LEAF in the directory whose
+ * stat is DIR, and its own stat ST.  Nonzero stops the walk. */
+typedef int remove_visit_fn(void *data, const struct stat *dir, const char *leaf,
+			    const struct stat *st);
+
+/*
+ * Visit LEAF in DIRFD and everything under it as remove_in() would reach
+ * it, removing nothing: each directory opened from its parent, never
+ * through a symlink; a mount point stops the walk with -EXDEV (before a
+ * removal that would fail on it starts).  0, -errno, or VISIT's value.
+ */
+int remove_walk(int dirfd, const char *leaf, remove_visit_fn *visit, void *data);
+
 #endif

@@ -215,8 +215,10 @@ SE_EXPORT int se_run_set_whiteouts(se_run *run, int format)
 	default:
 		return -EINVAL;
 	}
-	/* A whiteout's removals would meet the run's pending temporaries. */
-	if (format != SE_WHITEOUTS_NONE && (pl->pol.opts & SE_OPT_DURABLE))
+	/* Under --durable a whiteout's removals are journaled moves aside
+	 * (layer.c); overlayfs's markers on directories that stay (the
+	 * opaque xattr) have no undo yet. */
+	if (ns && (pl->pol.opts & SE_OPT_DURABLE))
 		return -EOPNOTSUPP;
 	if (pl->entries)
 		return -EBUSY;
