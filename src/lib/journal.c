@@ -359,14 +359,41 @@ int journal_aside_many(struct journal *j, int dirfd, const char *const *leaves,
 		j->cap_asides = cap;
 	}
 	for (k = 0; k < n; k++) {
+		int fd = -1;
+
 		if (renameat2(dirfd, leaves[k], dirfd, as[k], RENAME_NOREPLACE) < 0 &&
 		    (errno != EINVAL || renameat(dirfd, leaves[k], dirfd, as[k]) < 0))
 			return -errno;	/* EINVAL: no NOREPLACE here; A is a fresh name */
+		/* The directory's own fd, for the removal after the commit:
+		 * one per directory (the previous aside's, when it is the
+		 * same one), at most JOURNAL_ASIDE_FDS. */
+		if (j->n_asides && j->asides[j->n_asides - 1].dir == i)
+			fd = j->asides[j->n_asides - 1].fd;
+		else if (j->n_aside_fds < JOURNAL_ASIDE_FDS &&
+			 (fd = fcntl(dirfd, F_DUPFD_CLOEXEC, 3)) >= 0)
+			j->n_aside_fds++;
 		j->asides[j->n_asides].dir = i;
+		j->asides[j->n_asides].fd = fd;
 		snprintf(j->asides[j->n_asides].a, sizeof(j->asides[0].a), "%s", as[k]);
 		j->n_asides++;
 	}
 	return 0;
+}
+
+/* Close the asides' directory fds (each once: runs share one). */
+static void close_aside_fds(struct journal *j)
+{
+	for (size_t i = 0; i < j->n_asides; i++) {
+		int fd = j->asides[i].fd;
+
+		if (fd < 0)
+			continue;
+		for (size_t k = i; k < j->n_asides; k++)
+			if (j->asides[k].fd == fd)
+				j->asides[k].fd = -1;
+		close(fd);
+	}
+	j->n_aside_fds = 0;
 }
 
 /* The commit records go out in large blocks. */
@@ -584,8 +611,15 @@ int journal_complete(struct journal *j)
 		return 0;
 	for (size_t i = 0; i < j->n_asides; i++) {
 		const char *d = j->names[j->asides[i].dir];
-		int dfd = rs_open_dir(&j->strict, strcmp(d, ".") ? d : "", O_PATH, false, 0);
+		int dfd;
 
+		if (j->asides[i].fd >= 0) {
+			dfd = fcntl(j->asides[i].fd, F_DUPFD_CLOEXEC, 3);
+			if (dfd < 0)
+				dfd = -errno;
+		} else {
+			dfd = rs_open_dir(&j->strict, strcmp(d, ".") ? d : "", O_PATH, false, 0);
+		}
 		if (dfd < 0) {
 			err = dfd;
 			continue;
@@ -600,6 +634,7 @@ int journal_complete(struct journal *j)
 	}
 	if (err)
 		return err;
+	close_aside_fds(j);
 	close(j->fd);
 	j->fd = -1;
 	if (unlinkat(j->root_fd, JOURNAL_NAME, 0) < 0)
@@ -616,6 +651,7 @@ void journal_close(struct journal *j)
 
 void journal_free(struct journal *j)
 {
+	close_aside_fds(j);
 	journal_close(j);
 	if (j->have_strict)
 		rs_close(&j->strict);

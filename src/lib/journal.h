@@ -61,9 +61,16 @@ struct journal {
 	struct map dirs;	/* "dev:ino" -> index in names: "dir" written */
 	char **names;
 	size_t n_names, cap_names;
-	struct { size_t dir; char a[32]; } *asides;
+	struct { size_t dir; char a[32]; int fd; } *asides;
 	size_t n_asides, cap_asides;
+	/* Directories names were moved aside in, kept open (O_PATH) to
+	 * remove them after the commit by identity, never by a path that
+	 * someone may have swapped for a symlink meanwhile; the first
+	 * JOURNAL_ASIDE_FDS only, then by path, checked to be the same. */
+	size_t n_aside_fds;
 };
+
+#define JOURNAL_ASIDE_FDS 64
 
 void journal_init(struct journal *j);
 
