@@ -578,6 +578,36 @@ stopped:
 	return -1;
 }
 
+/*
+ * An image layer clears what stands in an entry's way (layer.c) before the
+ * entry's own stages reach parent(): a directory in a file's way goes with
+ * everything under it, a file in a directory's way goes.  A file in flight
+ * may be under that directory, or bound for that name, by another
+ * spelling (a symlink followed in the root): it lands first, as with
+ * --jobs=1, by the same test as parent()'s.  False when the run stopped.
+ */
+static bool layer_waits(struct pipeline *pl)
+{
+	const struct plan *p = &pl->plan;
+	char key[sizeof(((struct record *)0)->objkey)];
+	const char *leaf;
+	struct stat st;
+	bool wait;
+	int dirfd;
+
+	if (!busy(pl) || !p->path[0])
+		return true;
+	dirfd = rs_open_parent(pl->rs, p->path, false, 0, &leaf);
+	if (dirfd < 0)
+		return true;	/* nothing to clear: parent() decides */
+	identity_key(key, sizeof(key), dirfd, leaf);
+	wait = !key[0] || pool_has_object(pl->pool, key) ||
+	       (p->kind != PK_DIR && fstatat(dirfd, leaf, &st, AT_SYMLINK_NOFOLLOW) == 0 &&
+		S_ISDIR(st.st_mode));
+	close(dirfd);
+	return !wait || pipe_collect(pl, true);
+}
+
 /* Before an entry that is not a file for the writers: let the files in
  * flight that it could touch be committed.  False when that stopped the
  * run. */
@@ -1173,6 +1203,8 @@ static struct outcome stages(struct pipeline *pl, struct archive_entry *e,
 	if (pl->layer.on) {
 		/* A whiteout may reach a file in flight by another spelling. */
 		if (layer_is_marker(p) && busy(pl) && !pipe_collect(pl, true))
+			return dropped();
+		if (!layer_is_marker(p) && !layer_waits(pl))
 			return dropped();
 		if (layer_before(&pl->layer, p, 0777 & ~pl->pol.umask, &o))
 			return o;

@@ -37,6 +37,7 @@ SE_HARDENING_TESTS = \
 	tests/hardening/gzip-trailer-unverified.test \
 	tests/hardening/jobs-failed-data-gives-room-back.test \
 	tests/hardening/jobs-order-by-object.test \
+	tests/hardening/jobs-layer-clears-by-object.test \
 	tests/hardening/jobs-few-descriptors.test \
 	tests/hardening/durable-symlink-file-directory.test \
 	tests/hardening/gzip-magic-in-a-short-read.test

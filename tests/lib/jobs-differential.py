@@ -15,7 +15,8 @@ aliases through symlinks (from the archive, and already in DEST for
 (past the writers' 512 KiB buffer) and sparse ones, data that fails its
 check (zip CRC), and archives cut short.  Formats: GNU tar, pax, cpio
 (newc) and zip.  Modes: strict, --in-root, --keep-directory-symlink,
---durable, -k.
+--durable, -k, and --oci-layer (without and with --durable) onto a lower
+layer, whiteout and opaque names among the names.
 
 Prints one line per failure (seed, format, mode, jobs) and a summary; exits
 1 when any outcome differed.  Every archive is a function of its seed, so a
@@ -36,7 +37,9 @@ import zipfile
 import zlib
 
 NAMES = ["a", "b", "a/b", "a/c", "b/a", "d", "d/x", "d/x/y", "l", "l/x",
-         "l/x/y", "e/f", "e/f/g", "m", "m/n"]
+         "l/x/y", "e/f", "e/f/g", "m", "m/n",
+         # An image layer's markers (plain names in the other modes).
+         ".wh.d", "d/.wh.x", ".wh.a", "d/.wh..wh..opq", "e/.wh..wh..opq"]
 LINK_TARGETS = ["d", "a", "b", "../x", "/etc", "e/f", "d/x", "l", "nowhere", "."]
 MODES = {
     "strict": [],
@@ -44,7 +47,17 @@ MODES = {
     "keep-dir": ["--keep-directory-symlink"],
     "durable": ["--durable"],
     "keep-old": ["-k"],
+    # Applied onto a lower layer (LOWER, made in DEST first); the
+    # archive is --oci-layer's argument.
+    "oci-layer": ["--oci-layer"],
+    "oci-layer-durable": ["--durable", "--oci-layer"],
 }
+
+# oci-layer modes: what DEST holds before the layer (type, name, payload).
+LOWER = [("d", "d", None), ("d", "d/x", None), ("f", "d/x/y", b"lower"),
+         ("f", "d/z", b"lower"), ("f", "a", b"lower"), ("d", "e", None),
+         ("d", "e/f", None), ("f", "e/f/g", b"lower"), ("l", "m", "d"),
+         ("f", "e/k", b"lower")]
 
 
 def rand_data(rng, big=False):
@@ -249,6 +262,16 @@ def outcome(se, archive, dest, args, mode, jobs):
     if mode == "keep-dir":
         os.mkdir(os.path.join(dest, "d"))
         os.symlink("d", os.path.join(dest, "l"))
+    if mode.startswith("oci-layer"):
+        for t, name, payload in LOWER:
+            path = os.path.join(dest, name)
+            if t == "d":
+                os.mkdir(path)
+            elif t == "l":
+                os.symlink(payload, path)
+            else:
+                with open(path, "wb") as f:
+                    f.write(payload)
     report = dest + ".report"
     p = subprocess.run([se, "--jobs=%d" % jobs, "--report=" + report] + args +
                        [archive, "-C", dest], stdin=subprocess.DEVNULL,
