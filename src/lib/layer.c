@@ -263,6 +263,20 @@ static bool takes_pending(void *data, dev_t dev, ino_t ino, const char *leaf)
 	return map_get(&t->trees, key) != MAP_NONE;
 }
 
+/* The directories SC walked are in a tree that moves: 0 or -ENOMEM. */
+static int mark_trees(struct takes *t, const struct scan *sc)
+{
+	for (size_t k = 0; k < sc->n; k++) {
+		struct stat ds = { .st_dev = sc->dirs[k].dev, .st_ino = sc->dirs[k].ino };
+		char key[64];
+
+		dir_key(key, sizeof(key), &ds);
+		if (!map_put(&t->trees, key, 1))
+			return -ENOMEM;
+	}
+	return 0;
+}
+
 /* Append a copy of NAME to *V (N names): 0 or -ENOMEM. */
 static int push(char ***v, size_t *n, const char *name)
 {
@@ -343,14 +357,8 @@ static int aside_in(struct layer *l, int dirfd, const char *only, unsigned int d
 			r = push(&subs, &n_subs, cands[i]);
 		} else if (r == 0) {
 			r = push(&names, &n, cands[i]);
-			for (size_t k = 0; r == 0 && k < sc.n; k++) {
-				char key[64];
-				struct stat ds = { .st_dev = sc.dirs[k].dev, .st_ino = sc.dirs[k].ino };
-
-				dir_key(key, sizeof(key), &ds);
-				if (!map_put(&t.trees, key, 1))
-					r = -ENOMEM;
-			}
+			if (r == 0)
+				r = mark_trees(&t, &sc);
 		}
 		free(sc.dirs);
 	}
@@ -402,14 +410,8 @@ static int aside_all(struct layer *l, int dirfd, const char *leaf)
 	struct scan sc = { .l = l };
 	int r = remove_walk(dirfd, leaf, scan_visit, &sc);
 
-	for (size_t k = 0; r == 0 && k < sc.n; k++) {
-		char key[64];
-		struct stat ds = { .st_dev = sc.dirs[k].dev, .st_ino = sc.dirs[k].ino };
-
-		dir_key(key, sizeof(key), &ds);
-		if (!map_put(&t.trees, key, 1))
-			r = -ENOMEM;
-	}
+	if (r == 0)
+		r = mark_trees(&t, &sc);
 	free(sc.dirs);
 	if (r == 0) {
 		durable_cancel_where(l->dur, in_trees, &t);
