@@ -298,8 +298,9 @@ static void free_names(char **v, size_t n)
 	free(v);
 }
 
-/* The names in DIRFD but the run's own (temporaries, names moved aside,
- * the journal): into *V. */
+/* The names in DIRFD but the run's own (temporaries and names moved
+ * aside, all tmp_is_name(); the journal, journal.h's JOURNAL_NAME): into
+ * *V.  Recovery ran before the run, so none of them is an older run's. */
 static int list_names(int dirfd, char ***v, size_t *n)
 {
 	int fd = openat(dirfd, ".", O_RDONLY | O_DIRECTORY | O_CLOEXEC), r = 0;
@@ -316,7 +317,7 @@ static int list_names(int dirfd, char ***v, size_t *n)
 	}
 	while (!r && (d = readdir(dp)))
 		if (strcmp(d->d_name, ".") != 0 && strcmp(d->d_name, "..") != 0 &&
-		    strncmp(d->d_name, TMP_PREFIX, sizeof(TMP_PREFIX) - 1) != 0)
+		    !tmp_is_name(d->d_name) && strcmp(d->d_name, TMP_PREFIX "journal") != 0)
 			r = push(v, n, d->d_name);
 	closedir(dp);
 	return r;
