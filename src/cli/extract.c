@@ -78,6 +78,22 @@ void cli_install_signals(void)
 	}
 }
 
+const char *cli_program = "safe-extract";
+
+void cli_set_program(const char *argv0)
+{
+	const char *base;
+
+	if (!argv0 || !*argv0)
+		return;
+	base = strrchr(argv0, '/');
+	base = base ? base + 1 : argv0;
+	if (strncmp(base, "lt-", 3) == 0)
+		base += 3;
+	if (*base)
+		cli_program = base;
+}
+
 void cli_warn(const char *fmt, ...)
 {
 	char msg[4096], safe[4096 * 4 + 8];
@@ -97,7 +113,7 @@ void cli_warn(const char *fmt, ...)
 		}
 	}
 	safe[o] = '\0';
-	fprintf(stderr, "safe-extract: %s\n", safe);
+	fprintf(stderr, "%s: %s\n", cli_program, safe);
 }
 
 /* ---- what the user sees ---------------------------------------------- */
@@ -169,7 +185,7 @@ static void log_cb(void *data, int level, const char *msg)
 
 	if (ui->progress)
 		fputc('\n', stderr);
-	fprintf(stderr, "safe-extract: %s\n", msg);
+	fprintf(stderr, "%s: %s\n", cli_program, msg);
 }
 
 /* A reason the library gives for a kept name, and the --warning keyword
@@ -635,11 +651,11 @@ static int entry_cb(void *data, struct se_entry *e)
 		if (ui->progress)
 			fputc('\n', stderr);
 		if (e->error)
-			fprintf(stderr, "safe-extract: %s '%s': %s (%s)\n",
+			fprintf(stderr, "%s: %s '%s': %s (%s)\n", cli_program,
 				se_action_name(e->action), esc, why,
 				se_errno_name(e->error));
 		else
-			fprintf(stderr, "safe-extract: %s '%s': %s\n",
+			fprintf(stderr, "%s: %s '%s': %s\n", cli_program,
 				se_action_name(e->action), esc, why);
 	} else if ((ui->o->flags & CLI_LIST) && e->action == SE_CREATED) {
 		char path[4096 * 4 + 8];

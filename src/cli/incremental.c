@@ -82,7 +82,7 @@ static int renames(se_root *root, const char *dump, size_t len, const struct inc
 			if (!ret)
 				ret = r;
 		} else if (c->verbose) {
-			fprintf(c->out, "safe-extract: Renaming '%s' to '%s'\n", esc, esc2);
+			fprintf(c->out, "%s: Renaming '%s' to '%s'\n", cli_program, esc, esc2);
 		}
 	}
 	return ret;
@@ -159,7 +159,7 @@ int incremental_restore(se_root *root, struct archive *a, struct archive_entry *
 			continue;
 		}
 		if (c->verbose)
-			fprintf(c->out, "safe-extract: Deleting '%s'\n", se_escape(path, esc, sizeof(esc)));
+			fprintf(c->out, "%s: Deleting '%s'\n", cli_program, se_escape(path, esc, sizeof(esc)));
 		r = se_root_remove_tree(root, path, 0);
 		if (r < 0) {
 			cli_warn("%s: Cannot remove: %s", se_escape(path, esc, sizeof(esc)), strerror(-r));

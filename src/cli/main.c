@@ -630,6 +630,7 @@ int main(int argc, char **argv)
 	if (strcmp(nl_langinfo(CODESET), "UTF-8") != 0)
 		setlocale(LC_CTYPE, "C.UTF-8");
 
+	cli_set_program(argv[0]);
 	memset(&o, 0, sizeof(o));
 	/* Modes are computed by the library, exactly: the kernel's umask
 	 * stays out, and the user's is handed over. */
