@@ -182,6 +182,10 @@ static const struct option long_options[] = {
 	{ "concatenate", no_argument, NULL, 'A' },
 	{ "blocking-factor", required_argument, NULL, 'b' },
 	{ "record-size", required_argument, NULL, LO_IGNORED_ARG },
+	/* tar: how -c looks for holes in sparse files (seek, raw); nothing
+	 * when extracting, and it comes in TAR_OPTIONS set for -c and -x
+	 * alike (GNU tar's sparse tests do so). */
+	{ "hole-detection", required_argument, NULL, LO_IGNORED_ARG },
 	{ "read-full-records", no_argument, NULL, 'B' },
 	{ "check-links", no_argument, NULL, 'l' },
 	{ "seek", no_argument, NULL, 'n' },
