@@ -94,8 +94,10 @@ TESTS += tests/sandbox.test tests/tar-compat.test tests/keep-directory-symlink.t
 EXTRA_DIST += tests/sandbox.test tests/tar-compat.test tests/keep-directory-symlink.test \
 	examples/install-packages.c
 # Messages named after argv[0]: "tar: ..." when installed as tar.
-TESTS += tests/invoked-as-tar.test tests/hole-detection-accepted.test
-EXTRA_DIST += tests/invoked-as-tar.test tests/hole-detection-accepted.test
+TESTS += tests/invoked-as-tar.test tests/hole-detection-accepted.test \
+	tests/strip-components-verbose.test
+EXTRA_DIST += tests/invoked-as-tar.test tests/hole-detection-accepted.test \
+	tests/strip-components-verbose.test
 
 # The differential test of --jobs at length: 100,000 seeded archives, each
 # in a mode and with a thread count drawn from its seed, in two workers.

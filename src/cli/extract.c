@@ -524,13 +524,16 @@ static bool kept_old(const struct ui *ui, const struct se_entry *e)
  * Does -v list E?  As tar: every member the command line selects, those
  * kept (-k, --skip-old-files, --keep-newer-files) and those -O does not
  * write too; not those it did not select, nor those refused or failed
- * (their line is on stderr).
+ * (their line is on stderr), nor those --strip-components leaves no name
+ * (tar skips them before it lists anything: "-v --strip-components=2
+ * dir/sub/" shows dir/sub/file only).
  */
 static bool listed(const struct ui *ui, const struct se_entry *e)
 {
 	if (e->action == SE_SKIPPED)
 		return !e->reason || (strcmp(e->reason, "skipped by the caller") != 0 &&
-				      strcmp(e->reason, "not selected") != 0);
+				      strcmp(e->reason, "not selected") != 0 &&
+				      strcmp(e->reason, "nothing left after --strip-components") != 0);
 	return e->action == SE_CREATED || e->action == SE_REPLACED || kept_old(ui, e);
 }
 
