@@ -95,9 +95,11 @@ EXTRA_DIST += tests/sandbox.test tests/tar-compat.test tests/keep-directory-syml
 	examples/install-packages.c
 # Messages named after argv[0]: "tar: ..." when installed as tar.
 TESTS += tests/invoked-as-tar.test tests/hole-detection-accepted.test \
-	tests/strip-components-verbose.test tests/incremental-renames-verbose.test
+	tests/strip-components-verbose.test tests/incremental-renames-verbose.test \
+	tests/one-top-level-show-transformed.test
 EXTRA_DIST += tests/invoked-as-tar.test tests/hole-detection-accepted.test \
-	tests/strip-components-verbose.test tests/incremental-renames-verbose.test
+	tests/strip-components-verbose.test tests/incremental-renames-verbose.test \
+	tests/one-top-level-show-transformed.test
 
 # The differential test of --jobs at length: 100,000 seeded archives, each
 # in a mode and with a thread count drawn from its seed, in two workers.

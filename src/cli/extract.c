@@ -431,7 +431,7 @@ static int before_entry(struct ui *ui, struct archive_entry *e)
 	size_t note_len = 0;
 	FILE *notes = NULL;
 	int verdict = SE_CONTINUE;
-	bool renamed = false;
+	bool renamed = false, relabelled = false;
 
 	/* After a -C that cannot be used, tar stops: nothing more is
 	 * extracted, what came before stays (an abort would drop the
@@ -479,6 +479,14 @@ static int before_entry(struct ui *ui, struct archive_entry *e)
 	 * points into the entry. */
 	snprintf(shown, sizeof(shown), "%s",
 		 renamed && (ui->o->flags & CLI_SHOW_TRANSFORMED) ? tmp : stored ? stored : "");
+	/* --one-top-level is one more transform to tar: with
+	 * --show-transformed-names, a member not already under DIR is
+	 * listed as DIR/NAME, where it goes (GNU tar's onetop02). */
+	if ((ui->o->flags & CLI_SHOW_TRANSFORMED) && ui->top_level && !ui->o->strip_components &&
+	    !*dir && tmp[0] && under_top_level(ui, tmp) == tmp) {
+		snprintf(shown, sizeof(shown), "%s/%s", ui->top_level, tmp);
+		relabelled = true;
+	}
 	if (renamed)
 		archive_entry_set_pathname(e, out);
 	/* What -v says the command did before the member (tar's Renaming
@@ -505,7 +513,7 @@ static int before_entry(struct ui *ui, struct archive_entry *e)
 	}
 	if (notes && fclose(notes) != 0)
 		verdict = SE_ABORT;
-	if (verdict == SE_CONTINUE && (ui->o->flags & CLI_VERBOSE) && (renamed || note_len) &&
+	if (verdict == SE_CONTINUE && (ui->o->flags & CLI_VERBOSE) && (renamed || relabelled || note_len) &&
 	    !remember_name(ui, archive_entry_pathname(e), shown, note_len ? note : NULL))
 		verdict = SE_ABORT;
 	free(note);
