@@ -93,6 +93,13 @@ tests_helpers_safe_extract_fault_LDADD = $(src_safe_extract_LDADD)
 TESTS += tests/sandbox.test tests/tar-compat.test tests/keep-directory-symlink.test
 EXTRA_DIST += tests/sandbox.test tests/tar-compat.test tests/keep-directory-symlink.test \
 	examples/install-packages.c
+# Messages named after argv[0]: "tar: ..." when installed as tar.
+TESTS += tests/invoked-as-tar.test tests/hole-detection-accepted.test \
+	tests/strip-components-verbose.test tests/incremental-renames-verbose.test \
+	tests/one-top-level-show-transformed.test
+EXTRA_DIST += tests/invoked-as-tar.test tests/hole-detection-accepted.test \
+	tests/strip-components-verbose.test tests/incremental-renames-verbose.test \
+	tests/one-top-level-show-transformed.test
 
 # The differential test of --jobs at length: 100,000 seeded archives, each
 # in a mode and with a thread count drawn from its seed, in two workers.

@@ -246,7 +246,14 @@ const char *tar_decoder_name(void);
 /* --one-top-level's default: ARCHIVE's name without its suffixes. */
 char *tar_top_level_name(const char *archive);
 
-/* "safe-extract: MSG" on stderr, MSG made safe for a terminal. */
+/* The name every message starts with: the last component of argv[0]
+ * (libtool's "lt-" dropped), "safe-extract" if there is none.  Installed
+ * as `tar`, the program says "tar: ..." as GNU tar does, and what
+ * scripts and GNU tar's own suite match on stays the same. */
+extern const char *cli_program;
+void cli_set_program(const char *argv0);
+
+/* "PROGRAM: MSG" on stderr, MSG made safe for a terminal. */
 void cli_warn(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 
 #endif

@@ -78,6 +78,22 @@ void cli_install_signals(void)
 	}
 }
 
+const char *cli_program = "safe-extract";
+
+void cli_set_program(const char *argv0)
+{
+	const char *base;
+
+	if (!argv0 || !*argv0)
+		return;
+	base = strrchr(argv0, '/');
+	base = base ? base + 1 : argv0;
+	if (strncmp(base, "lt-", 3) == 0)
+		base += 3;
+	if (*base)
+		cli_program = base;
+}
+
 void cli_warn(const char *fmt, ...)
 {
 	char msg[4096], safe[4096 * 4 + 8];
@@ -97,7 +113,7 @@ void cli_warn(const char *fmt, ...)
 		}
 	}
 	safe[o] = '\0';
-	fprintf(stderr, "safe-extract: %s\n", safe);
+	fprintf(stderr, "%s: %s\n", cli_program, safe);
 }
 
 /* ---- what the user sees ---------------------------------------------- */
@@ -169,7 +185,7 @@ static void log_cb(void *data, int level, const char *msg)
 
 	if (ui->progress)
 		fputc('\n', stderr);
-	fprintf(stderr, "safe-extract: %s\n", msg);
+	fprintf(stderr, "%s: %s\n", cli_program, msg);
 }
 
 /* A reason the library gives for a kept name, and the --warning keyword
@@ -415,7 +431,7 @@ static int before_entry(struct ui *ui, struct archive_entry *e)
 	size_t note_len = 0;
 	FILE *notes = NULL;
 	int verdict = SE_CONTINUE;
-	bool renamed = false;
+	bool renamed = false, relabelled = false;
 
 	/* After a -C that cannot be used, tar stops: nothing more is
 	 * extracted, what came before stays (an abort would drop the
@@ -463,6 +479,14 @@ static int before_entry(struct ui *ui, struct archive_entry *e)
 	 * points into the entry. */
 	snprintf(shown, sizeof(shown), "%s",
 		 renamed && (ui->o->flags & CLI_SHOW_TRANSFORMED) ? tmp : stored ? stored : "");
+	/* --one-top-level is one more transform to tar: with
+	 * --show-transformed-names, a member not already under DIR is
+	 * listed as DIR/NAME, where it goes (GNU tar's onetop02). */
+	if ((ui->o->flags & CLI_SHOW_TRANSFORMED) && ui->top_level && !ui->o->strip_components &&
+	    !*dir && tmp[0] && under_top_level(ui, tmp) == tmp) {
+		snprintf(shown, sizeof(shown), "%s/%s", ui->top_level, tmp);
+		relabelled = true;
+	}
 	if (renamed)
 		archive_entry_set_pathname(e, out);
 	/* What -v says the command did before the member (tar's Renaming
@@ -489,7 +513,7 @@ static int before_entry(struct ui *ui, struct archive_entry *e)
 	}
 	if (notes && fclose(notes) != 0)
 		verdict = SE_ABORT;
-	if (verdict == SE_CONTINUE && (ui->o->flags & CLI_VERBOSE) && (renamed || note_len) &&
+	if (verdict == SE_CONTINUE && (ui->o->flags & CLI_VERBOSE) && (renamed || relabelled || note_len) &&
 	    !remember_name(ui, archive_entry_pathname(e), shown, note_len ? note : NULL))
 		verdict = SE_ABORT;
 	free(note);
@@ -508,13 +532,16 @@ static bool kept_old(const struct ui *ui, const struct se_entry *e)
  * Does -v list E?  As tar: every member the command line selects, those
  * kept (-k, --skip-old-files, --keep-newer-files) and those -O does not
  * write too; not those it did not select, nor those refused or failed
- * (their line is on stderr).
+ * (their line is on stderr), nor those --strip-components leaves no name
+ * (tar skips them before it lists anything: "-v --strip-components=2
+ * dir/sub/" shows dir/sub/file only).
  */
 static bool listed(const struct ui *ui, const struct se_entry *e)
 {
 	if (e->action == SE_SKIPPED)
 		return !e->reason || (strcmp(e->reason, "skipped by the caller") != 0 &&
-				      strcmp(e->reason, "not selected") != 0);
+				      strcmp(e->reason, "not selected") != 0 &&
+				      strcmp(e->reason, "nothing left after --strip-components") != 0);
 	return e->action == SE_CREATED || e->action == SE_REPLACED || kept_old(ui, e);
 }
 
@@ -635,11 +662,11 @@ static int entry_cb(void *data, struct se_entry *e)
 		if (ui->progress)
 			fputc('\n', stderr);
 		if (e->error)
-			fprintf(stderr, "safe-extract: %s '%s': %s (%s)\n",
+			fprintf(stderr, "%s: %s '%s': %s (%s)\n", cli_program,
 				se_action_name(e->action), esc, why,
 				se_errno_name(e->error));
 		else
-			fprintf(stderr, "safe-extract: %s '%s': %s\n",
+			fprintf(stderr, "%s: %s '%s': %s\n", cli_program,
 				se_action_name(e->action), esc, why);
 	} else if ((ui->o->flags & CLI_LIST) && e->action == SE_CREATED) {
 		char path[4096 * 4 + 8];

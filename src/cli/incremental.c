@@ -52,7 +52,7 @@ static bool child(const char *dir, const char *name, char *out, size_t cap)
  * The renames the record lists, 'R' FROM then 'T' TO, names from the top
  * of the dump, each with the root's scoping.  0 or the first -errno.
  */
-static int renames(se_root *root, const char *dump, size_t len, const struct incr_ctx *c)
+static int renames(se_root *root, const char *dump, size_t len)
 {
 	char esc[1024], esc2[1024];
 	int ret = 0;
@@ -77,12 +77,13 @@ static int renames(se_root *root, const char *dump, size_t len, const struct inc
 			continue;
 		se_escape(from, esc, sizeof(esc));
 		se_escape(to, esc2, sizeof(esc2));
+		/* -v says nothing of a rename that succeeds: tar lists the
+		 * directory record and its removals ("Deleting"), and keeps
+		 * "Renaming" for --backup. */
 		if (r < 0) {
 			cli_warn("%s: Cannot rename to '%s': %s", esc, esc2, strerror(-r));
 			if (!ret)
 				ret = r;
-		} else if (c->verbose) {
-			fprintf(c->out, "safe-extract: Renaming '%s' to '%s'\n", esc, esc2);
 		}
 	}
 	return ret;
@@ -118,7 +119,7 @@ int incremental_restore(se_root *root, struct archive *a, struct archive_entry *
 		got += (size_t)n;
 	}
 	dump[got] = '\0';
-	ret = renames(root, dump, got, c);
+	ret = renames(root, dump, got);
 	/* As tar: after a rename that failed, what the record lists is not
 	 * what is there; nothing is removed. */
 	if (ret < 0) {
@@ -159,7 +160,7 @@ int incremental_restore(se_root *root, struct archive *a, struct archive_entry *
 			continue;
 		}
 		if (c->verbose)
-			fprintf(c->out, "safe-extract: Deleting '%s'\n", se_escape(path, esc, sizeof(esc)));
+			fprintf(c->out, "%s: Deleting '%s'\n", cli_program, se_escape(path, esc, sizeof(esc)));
 		r = se_root_remove_tree(root, path, 0);
 		if (r < 0) {
 			cli_warn("%s: Cannot remove: %s", se_escape(path, esc, sizeof(esc)), strerror(-r));

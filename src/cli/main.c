@@ -182,6 +182,10 @@ static const struct option long_options[] = {
 	{ "concatenate", no_argument, NULL, 'A' },
 	{ "blocking-factor", required_argument, NULL, 'b' },
 	{ "record-size", required_argument, NULL, LO_IGNORED_ARG },
+	/* tar: how -c looks for holes in sparse files (seek, raw); nothing
+	 * when extracting, and it comes in TAR_OPTIONS set for -c and -x
+	 * alike (GNU tar's sparse tests do so). */
+	{ "hole-detection", required_argument, NULL, LO_IGNORED_ARG },
 	{ "read-full-records", no_argument, NULL, 'B' },
 	{ "check-links", no_argument, NULL, 'l' },
 	{ "seek", no_argument, NULL, 'n' },
@@ -630,6 +634,7 @@ int main(int argc, char **argv)
 	if (strcmp(nl_langinfo(CODESET), "UTF-8") != 0)
 		setlocale(LC_CTYPE, "C.UTF-8");
 
+	cli_set_program(argv[0]);
 	memset(&o, 0, sizeof(o));
 	/* Modes are computed by the library, exactly: the kernel's umask
 	 * stays out, and the user's is handed over. */
