@@ -58,7 +58,13 @@ fuzz-jobs:
 
 .PHONY: fuzz fuzz-build fuzz-jobs
 
+# Once per suite, in the normal build: the harness is built by clang with
+# its own AddressSanitizer and UBSan whatever the build's flags, so the
+# sanitizer build (--enable-sanitizers) would run the very same binary a
+# second time (issue 24).
+if !SANITIZERS
 TESTS += tests/fuzz/fuzz-smoke.test
+endif
 CLEANFILES += $(FUZZ_BIN)
 EXTRA_DIST += \
 	tests/fuzz/README.md \
