@@ -118,6 +118,7 @@ TAR_FIDELITY_TESTS = \
 	tests/member-operands.test \
 	tests/old-style-keys.test \
 	tests/keep-old-files.test \
+	tests/keep-old-files-as-tar.test \
 	tests/show-transformed-names.test \
 	tests/one-top-level.test \
 	tests/tar-options-env.test \

@@ -94,6 +94,11 @@ void cli_set_program(const char *argv0)
 		cli_program = base;
 }
 
+bool cli_as_tar(void)
+{
+	return strcmp(cli_program, "tar") == 0 || strcmp(cli_program, "gtar") == 0;
+}
+
 void cli_warn(const char *fmt, ...)
 {
 	char msg[4096], safe[4096 * 4 + 8];
@@ -654,8 +659,11 @@ static int entry_cb(void *data, struct se_entry *e)
 	if (e->stage == SE_BEFORE)
 		return before_entry(ui, e->entry);
 	entry_warnings(ui, e);
-	if (e->action == SE_REFUSED || e->action == SE_FAILED ||
-	    e->action == SE_INCOMPLETE || e->action == SE_UNVERIFIED) {
+	if (kept_old(ui, e) && cli_as_tar()) {
+		/* GNU tar's words for it: scripts written for tar match them. */
+		cli_warn("%s: Cannot open: File exists", se_escape(e->name, esc, sizeof(esc)));
+	} else if (e->action == SE_REFUSED || e->action == SE_FAILED ||
+		   e->action == SE_INCOMPLETE || e->action == SE_UNVERIFIED) {
 		se_escape(e->name, esc, sizeof(esc));
 		/* The library's reasons are safe for a terminal already. */
 		snprintf(why, sizeof(why), "%s", e->reason ? e->reason : "");
@@ -1069,6 +1077,7 @@ int cli_extract(const struct cli_options *o, struct cli_result *res)
 	se_root *root = NULL;
 	se_run *run = NULL;
 	int status = EXIT_FATAL, report_fd = -1, fd = -1, archive_fd = -1, image_fd = -1, r;
+	int lib_status;
 	char image_path[4096];
 	const char *image_tag = NULL;
 	pid_t decoder = -1;
@@ -1234,7 +1243,7 @@ open_run:
 		se_run_archive(run, a);
 		archive_read_free(a);
 	}
-	status = se_run_finish(run);
+	status = lib_status = se_run_finish(run);
 	current_run = NULL;
 	if (r < 0)
 		status = EXIT_FATAL;
@@ -1259,6 +1268,17 @@ open_run:
 	/* As GNU tar: a name -k kept is an error of the whole run. */
 	if (ui.kept_old || ui.backup_failed || ui.incremental_failed || ui.dir_failed)
 		status = EXIT_FATAL;
+	/* GNU tar ends a run that read the whole archive but had errors it
+	 * went on past (a name -k kept, a member not found, a backup or an
+	 * incremental rename that failed) with this line; not one that
+	 * stopped (an unreadable archive, a -C that is not there, an
+	 * unwritable stdout, a signal), and not entries refused or failed
+	 * (exit status 1, which GNU tar does not have). */
+	if (cli_as_tar() && status == EXIT_FATAL && lib_status != EXIT_FATAL && r >= 0 &&
+	    !ui.output_failed && !ui.dir_failed && !caught_signal &&
+	    (ui.kept_old || ui.backup_failed || ui.incremental_failed ||
+	     select_unmatched(ui.sel, 0, &some)))
+		cli_warn("Exiting with failure status due to previous errors");
 	if (se_run_stats(run, &st) == 0) {
 		res->entries = st.entries;
 		res->refused = st.refused;
