@@ -123,6 +123,7 @@ TAR_FIDELITY_TESTS = \
 	tests/one-top-level.test \
 	tests/tar-options-env.test \
 	tests/label.test \
+	tests/label-mismatch-as-tar.test \
 	tests/backup01.test \
 	tests/incremental.test \
 	tests/xattrs-percent.test \

@@ -1170,8 +1170,12 @@ int cli_extract(const struct cli_options *o, struct cli_result *res)
 				 strcmp(found, "none") == 0 ? "not compressed" : found,
 				 strcmp(found, "none") == 0 ? "" : "-compressed", o->compress);
 	}
-	if (!volume_label(o, fd))
+	if (!volume_label(o, fd)) {
+		/* GNU tar's last line after an error it cannot go on from. */
+		if (cli_as_tar())
+			cli_warn("Error is not recoverable: exiting now");
 		goto out;
+	}
 	/* lzop is decoded by a program: started now, before the sandbox
 	 * forbids starting one, and read through a pipe. */
 	r = tar_start_decoder(&fd, &decoder);
