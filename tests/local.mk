@@ -119,6 +119,7 @@ TAR_FIDELITY_TESTS = \
 	tests/old-style-keys.test \
 	tests/keep-old-files.test \
 	tests/keep-old-files-as-tar.test \
+	tests/skip-old-files-existing-directory.test \
 	tests/show-transformed-names.test \
 	tests/one-top-level.test \
 	tests/tar-options-env.test \
