@@ -123,10 +123,13 @@ TAR_FIDELITY_TESTS = \
 	tests/member-operands.test \
 	tests/old-style-keys.test \
 	tests/keep-old-files.test \
+	tests/keep-old-files-as-tar.test \
+	tests/skip-old-files-existing-directory.test \
 	tests/show-transformed-names.test \
 	tests/one-top-level.test \
 	tests/tar-options-env.test \
 	tests/label.test \
+	tests/label-mismatch-as-tar.test \
 	tests/backup01.test \
 	tests/incremental.test \
 	tests/xattrs-percent.test \

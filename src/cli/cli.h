@@ -253,6 +253,13 @@ char *tar_top_level_name(const char *archive);
 extern const char *cli_program;
 void cli_set_program(const char *argv0);
 
+/* Run as `tar` (or `gtar`): the messages GNU tar's users and its own
+ * test suite match on are in GNU tar's words ("NAME: Cannot open: File
+ * exists", the closing "Exiting with failure status due to previous
+ * errors"); run by any other name, safe-extract's own, which name the
+ * action, the object and the reason. */
+bool cli_as_tar(void);
+
 /* "PROGRAM: MSG" on stderr, MSG made safe for a terminal. */
 void cli_warn(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 

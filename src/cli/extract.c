@@ -94,6 +94,11 @@ void cli_set_program(const char *argv0)
 		cli_program = base;
 }
 
+bool cli_as_tar(void)
+{
+	return strcmp(cli_program, "tar") == 0 || strcmp(cli_program, "gtar") == 0;
+}
+
 void cli_warn(const char *fmt, ...)
 {
 	char msg[4096], safe[4096 * 4 + 8];
@@ -132,6 +137,12 @@ struct ui {
 	} *renamed;
 	size_t n_renamed;
 	char *top_level;		/* --one-top-level's directory, or NULL */
+	/* --skip-old-files: names that get a "skipping existing file"
+	 * line with their outcome (note_existing_name()). */
+	struct existing {
+		char *name, *shown;
+	} *existing;
+	size_t n_existing;
 	bool kept_old;			/* -k kept a name: exit 2, as tar */
 	bool dir_failed;		/* a -C among the operands is not there: exit 2 */
 	bool backup_failed;		/* --backup could not rename: exit 2, as tar */
@@ -332,8 +343,33 @@ static bool recall_name(struct ui *ui, const char *name, char *shown, size_t cap
 	return false;
 }
 
+static bool push_existing(struct ui *ui, const char *name, const char *shown)
+{
+	struct existing *nv = realloc(ui->existing, (ui->n_existing + 1) * sizeof(*nv));
+
+	if (!nv)
+		return false;
+	ui->existing = nv;
+	nv[ui->n_existing].name = strdup(name);
+	nv[ui->n_existing].shown = strdup(shown);
+	if (!nv[ui->n_existing].name || !nv[ui->n_existing].shown) {
+		free(nv[ui->n_existing].name);
+		free(nv[ui->n_existing].shown);
+		return false;
+	}
+	ui->n_existing++;
+	return true;
+}
+
 static void forget_names(struct ui *ui)
 {
+	for (size_t i = 0; i < ui->n_existing; i++) {
+		free(ui->existing[i].name);
+		free(ui->existing[i].shown);
+	}
+	free(ui->existing);
+	ui->existing = NULL;
+	ui->n_existing = 0;
 	for (size_t i = 0; i < ui->n_renamed; i++) {
 		free(ui->renamed[i].now);
 		free(ui->renamed[i].shown);
@@ -419,6 +455,69 @@ static const char *under_top_level(const struct ui *ui, const char *name)
 }
 
 /*
+ * --skip-old-files: the lines GNU tar prints about an existing name that
+ * the library does not print.  An existing directory is kept as it is
+ * (run_opts() asks the library for that), and tar says "NAME: skipping
+ * existing file" for it as for a file.  Run as tar, with --xattrs, GNU
+ * tar 1.34 says it twice for an existing file whose member carries xattrs
+ * (once when it tries to create the file to set them first, once when it
+ * opens it); the library prints the other.  Before the entry, the name is
+ * looked at with the root's scoping, never followed, and remembered with
+ * tar's name for it; the line comes with the entry's outcome
+ * (existing_name_line()), in archive order.  False when out of memory.
+ */
+static bool note_existing_name(struct ui *ui, struct archive_entry *e)
+{
+	const struct cli_options *o = ui->o;
+	char name[8192];
+	const char *n = archive_entry_pathname(e);
+	mode_t type = archive_entry_filetype(e);
+	struct stat st;
+	size_t len;
+
+	if (!(o->flags & CLI_SKIP_OLD) || !(o->warnings & WARN_EXISTING_FILE) || !ui->root ||
+	    !n || archive_entry_hardlink(e))
+		return true;
+	if (type == AE_IFREG) {
+		if (!cli_as_tar() || !(o->flags & CLI_XATTRS) || archive_entry_xattr_count(e) == 0)
+			return true;
+	} else if (type != AE_IFDIR) {
+		return true;
+	}
+	if (!stripped(n, o->strip_components, name, sizeof(name)))
+		return true;
+	/* tar's name for it: without the trailing '/', "." for "./" */
+	len = strlen(name);
+	while (len > 1 && name[len - 1] == '/')
+		name[--len] = '\0';
+	if (se_root_lstat(ui->root, name, &st) < 0 ||
+	    (type == AE_IFDIR) != !!S_ISDIR(st.st_mode))
+		return true;
+	return push_existing(ui, n, name);
+}
+
+/* After an entry: the line note_existing_name() remembered for it, when
+ * the library kept the name (a directory as it is, a file skipped). */
+static void existing_name_line(struct ui *ui, const struct se_entry *e)
+{
+	char esc[1024];
+
+	for (size_t i = 0; i < ui->n_existing; i++) {
+		struct existing *x = &ui->existing[i];
+
+		if (strcmp(x->name, e->name) != 0)
+			continue;
+		if (e->action == SE_CREATED || e->action == SE_SKIPPED)
+			cli_warn("%s: skipping existing file", se_escape(x->shown, esc, sizeof(esc)));
+		free(x->name);
+		free(x->shown);
+		memmove(x, x + 1, (ui->n_existing - i - 1) * sizeof(*x));
+		ui->n_existing--;
+		return;
+	}
+}
+
+/*
  * Before an entry: is it one the command line selects (by its name in the
  * archive, as tar matches it), then its new name: --transform, then the
  * -C its operand came after.  The library checks the result like any
@@ -489,6 +588,8 @@ static int before_entry(struct ui *ui, struct archive_entry *e)
 	}
 	if (renamed)
 		archive_entry_set_pathname(e, out);
+	if (!note_existing_name(ui, e))
+		return SE_ABORT;
 	/* What -v says the command did before the member (tar's Renaming
 	 * and Deleting lines) comes after its name, as in tar. */
 	if (ui->o->flags & CLI_VERBOSE) {
@@ -653,9 +754,14 @@ static int entry_cb(void *data, struct se_entry *e)
 
 	if (e->stage == SE_BEFORE)
 		return before_entry(ui, e->entry);
+	if (ui->n_existing)
+		existing_name_line(ui, e);
 	entry_warnings(ui, e);
-	if (e->action == SE_REFUSED || e->action == SE_FAILED ||
-	    e->action == SE_INCOMPLETE || e->action == SE_UNVERIFIED) {
+	if (kept_old(ui, e) && cli_as_tar()) {
+		/* GNU tar's words for it: scripts written for tar match them. */
+		cli_warn("%s: Cannot open: File exists", se_escape(e->name, esc, sizeof(esc)));
+	} else if (e->action == SE_REFUSED || e->action == SE_FAILED ||
+		   e->action == SE_INCOMPLETE || e->action == SE_UNVERIFIED) {
 		se_escape(e->name, esc, sizeof(esc));
 		/* The library's reasons are safe for a terminal already. */
 		snprintf(why, sizeof(why), "%s", e->reason ? e->reason : "");
@@ -735,6 +841,10 @@ static unsigned long long run_opts(const struct cli_options *o)
 	for (size_t i = 0; i < sizeof(map) / sizeof(map[0]); i++)
 		if (o->flags & map[i].cli)
 			opts |= map[i].se;
+	/* As GNU tar: -k and --skip-old-files keep an existing directory
+	 * as it is (owner, mode, times, xattrs), as they keep a file. */
+	if (o->flags & (CLI_KEEP_OLD | CLI_SKIP_OLD))
+		opts |= SE_OPT_KEEP_DIR_METADATA;
 	return opts;
 }
 
@@ -1069,6 +1179,7 @@ int cli_extract(const struct cli_options *o, struct cli_result *res)
 	se_root *root = NULL;
 	se_run *run = NULL;
 	int status = EXIT_FATAL, report_fd = -1, fd = -1, archive_fd = -1, image_fd = -1, r;
+	int lib_status;
 	char image_path[4096];
 	const char *image_tag = NULL;
 	pid_t decoder = -1;
@@ -1161,8 +1272,12 @@ int cli_extract(const struct cli_options *o, struct cli_result *res)
 				 strcmp(found, "none") == 0 ? "not compressed" : found,
 				 strcmp(found, "none") == 0 ? "" : "-compressed", o->compress);
 	}
-	if (!volume_label(o, fd))
+	if (!volume_label(o, fd)) {
+		/* GNU tar's last line after an error it cannot go on from. */
+		if (cli_as_tar())
+			cli_warn("Error is not recoverable: exiting now");
 		goto out;
+	}
 	/* lzop is decoded by a program: started now, before the sandbox
 	 * forbids starting one, and read through a pipe. */
 	r = tar_start_decoder(&fd, &decoder);
@@ -1234,7 +1349,7 @@ open_run:
 		se_run_archive(run, a);
 		archive_read_free(a);
 	}
-	status = se_run_finish(run);
+	status = lib_status = se_run_finish(run);
 	current_run = NULL;
 	if (r < 0)
 		status = EXIT_FATAL;
@@ -1259,6 +1374,17 @@ open_run:
 	/* As GNU tar: a name -k kept is an error of the whole run. */
 	if (ui.kept_old || ui.backup_failed || ui.incremental_failed || ui.dir_failed)
 		status = EXIT_FATAL;
+	/* GNU tar ends a run that read the whole archive but had errors it
+	 * went on past (a name -k kept, a member not found, a backup or an
+	 * incremental rename that failed) with this line; not one that
+	 * stopped (an unreadable archive, a -C that is not there, an
+	 * unwritable stdout, a signal), and not entries refused or failed
+	 * (exit status 1, which GNU tar does not have). */
+	if (cli_as_tar() && status == EXIT_FATAL && lib_status != EXIT_FATAL && r >= 0 &&
+	    !ui.output_failed && !ui.dir_failed && !caught_signal &&
+	    (ui.kept_old || ui.backup_failed || ui.incremental_failed ||
+	     select_unmatched(ui.sel, 0, &some)))
+		cli_warn("Exiting with failure status due to previous errors");
 	if (se_run_stats(run, &st) == 0) {
 		res->entries = st.entries;
 		res->refused = st.refused;
