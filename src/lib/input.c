@@ -9,6 +9,7 @@
 #include <archive_entry.h>
 #include <errno.h>
 #include <fcntl.h>
+#include <langinfo.h>
 #include <poll.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -19,6 +20,7 @@
 #include "decode.h"
 #include "input.h"
 #include "internal.h"
+#include "paxraw.h"
 
 /*
  * The archive's bytes come through these callbacks rather than
@@ -78,6 +80,17 @@ struct source {
 	volatile sig_atomic_t stopping;	/* the decoder is being stopped */
 	volatile sig_atomic_t never;	/* "not cancelled", without a run */
 	int wake[2];			/* wakes the decoder's raw reads */
+	/* The bytes libarchive may still be parsing as an entry's headers
+	 * (raw_names()): the block it holds, which stays valid until the
+	 * next read, and what it may need of the blocks before it. */
+	const unsigned char *last;
+	size_t last_n;
+	uint64_t last_off;		/* the stream offset of last[0] */
+	uint64_t off;			/* of the next byte handed over */
+	struct paxraw_tail tail;
+	bool in_header;			/* in input_next_header() */
+	uint64_t hdr_floor;		/* where the stream stood when it began */
+	bool raw_lost;			/* a seek: offsets are no longer ours */
 	unsigned char buf[READ_BLOCK];
 };
 
@@ -400,13 +413,48 @@ static la_ssize_t source_block(struct archive *a, struct source *s, const void *
 	return n;
 }
 
+/*
+ * The block libarchive held is about to be overwritten: keep what of it
+ * an entry's headers may still need.  While a header is read, that is
+ * everything from where it starts (libarchive has set the position by
+ * then; before, it still names the entry before, below HDR_FLOOR);
+ * otherwise only what libarchive has not consumed yet, so that data
+ * passes through without a copy.  Under a filter of libarchive's own
+ * the positions count its output, not these bytes: nothing is kept.
+ */
+static void source_keep(struct archive *a, struct source *s)
+{
+	uint64_t consumed, hp, keep_from;
+
+	if (!s->last_n)
+		return;
+	if (s->raw_lost || archive_filter_count(a) != 1) {
+		paxraw_tail_reset(&s->tail, s->off);
+		s->last_n = 0;
+		return;
+	}
+	consumed = (uint64_t)archive_filter_bytes(a, -1);
+	hp = (uint64_t)archive_read_header_position(a);
+	keep_from = s->in_header && hp >= s->hdr_floor && hp <= consumed ? hp : consumed;
+	paxraw_tail_add(&s->tail, s->last_off, s->last, s->last_n, keep_from);
+	s->last_n = 0;
+}
+
 static la_ssize_t source_read(struct archive *a, void *data, const void **buf)
 {
 	struct source *s = data;
-	la_ssize_t n = source_block(a, s, buf);
+	la_ssize_t n;
 
+	source_keep(a, s);
+	n = source_block(a, s, buf);
 	if (n < 0)
 		source_failed(a, s);
+	s->last_off = s->off;
+	if (n > 0) {
+		s->last = *buf;
+		s->last_n = (size_t)n;
+		s->off += (uint64_t)n;
+	}
 	note_verified(s);
 	return n;
 }
@@ -439,6 +487,16 @@ static bool source_drain(struct archive *a, struct source *s)
 	return true;
 }
 
+/* N bytes skipped: libarchive consumed the block it held first, and the
+ * kept bytes no longer join the stream. */
+static void source_skipped(struct source *s, uint64_t n)
+{
+	s->off += n;
+	s->last_n = 0;
+	s->last_off = s->off;
+	paxraw_tail_reset(&s->tail, s->off);
+}
+
 static la_int64_t source_skip(struct archive *a, void *data, la_int64_t request)
 {
 	struct source *s = data;
@@ -450,6 +508,7 @@ static la_int64_t source_skip(struct archive *a, void *data, la_int64_t request)
 		to = request > s->end - s->pos ? s->end : s->pos + (off_t)request;
 		from = s->pos;
 		s->pos = to;
+		source_skipped(s, (uint64_t)(to - from));
 		return to - from;
 	}
 	from = lseek(s->fd, 0, SEEK_CUR);
@@ -460,6 +519,7 @@ static la_int64_t source_skip(struct archive *a, void *data, la_int64_t request)
 	to = from + (off_t)request > s->size ? s->size : from + (off_t)request;
 	if (to < from || lseek(s->fd, to, SEEK_SET) < 0)
 		return 0;
+	source_skipped(s, (uint64_t)(to - from));
 	return to - from;
 }
 
@@ -471,6 +531,8 @@ static la_int64_t source_seek(struct archive *a, void *data, la_int64_t offset,
 
 	if (s->dec || s->dec_eof)
 		return ARCHIVE_FATAL;	/* decoded data cannot seek */
+	/* zip, 7z, ISO: formats whose names are not read again. */
+	s->raw_lost = true;
 	if (s->bounded) {
 		r = whence == SEEK_SET ? s->base : whence == SEEK_CUR ? s->pos : s->end;
 		if ((offset < 0 && -offset > r - s->base) || (offset > 0 && offset > s->end - r))
@@ -501,6 +563,7 @@ static int source_close(struct archive *a, void *data)
 	for (int i = 0; i < 2; i++)
 		if (s->wake[i] >= 0)
 			close(s->wake[i]);
+	paxraw_tail_free(&s->tail);
 	free(s);
 	return ARCHIVE_OK;
 }
@@ -774,6 +837,116 @@ int input_open_member(struct input *in, struct archive *outer, const char *membe
 	if (in->cur && in->cur->ar == outer)
 		in->cur = NULL;
 	return open_reader(in, s, NULL, ap, msg, msgsize);
+}
+
+/* Is the locale's character set UTF-8, so that libarchive's conversion
+ * of a pax name from UTF-8 changed nothing but its composition?  In
+ * another, it converted the name on purpose (to Latin-1, say); in C, it
+ * failed and kept the bytes already. */
+static bool locale_is_utf8(void)
+{
+	const char *cs = nl_langinfo(CODESET);
+
+	return cs && (strcmp(cs, "UTF-8") == 0 || strcmp(cs, "utf8") == 0);
+}
+
+/* Give E the name V instead of the one GET returns, when they differ.
+ * Out of memory: E keeps libarchive's. */
+static void renamed(struct archive_entry *e, const struct paxraw_value *v,
+		    const char *(*get)(struct archive_entry *),
+		    void (*set)(struct archive_entry *, const char *))
+{
+	const char *now = get(e);
+	char *name;
+
+	if (now && strlen(now) == v->n && memcmp(now, v->p, v->n) == 0)
+		return;
+	name = malloc(v->n + 1);
+	if (!name)
+		return;
+	memcpy(name, v->p, v->n);
+	name[v->n] = '\0';
+	set(e, name);
+	free(name);
+}
+
+/*
+ * Issue 23: libarchive composes (NFC) every name it converts from UTF-8,
+ * pax "path" and "linkpath" among them, so "cafe\u0301" and "caf\u00e9"
+ * in one archive became one name, the second overwriting the first.  GNU
+ * tar keeps the bytes.  Read the entry's headers again from the bytes
+ * kept (S->tail and the block libarchive holds) and give E the values as
+ * stored.  Only when every check passes: libarchive's own bytes (no
+ * filter of its own between), a chain paxraw_parse() reads cleanly and
+ * that ends exactly where libarchive stopped reading, the value
+ * libarchive used, valid UTF-8; otherwise E keeps libarchive's names.
+ * The names then go through the same checks as any other (plan.c).
+ */
+static void raw_names(struct source *s, struct archive *a, struct archive_entry *e)
+{
+	const struct paxraw_value *name;
+	const unsigned char *p;
+	struct paxraw px;
+	int64_t from, to;
+	size_t len;
+
+	if (s->raw_lost || archive_filter_count(a) != 1 ||
+	    (archive_format(a) & ARCHIVE_FORMAT_BASE_MASK) != ARCHIVE_FORMAT_TAR ||
+	    !locale_is_utf8())
+		return;
+	from = archive_read_header_position(a);
+	to = archive_filter_bytes(a, -1);
+	if (from < 0 || to < from || (uint64_t)to > s->off)
+		return;
+	len = (size_t)(to - from);
+	/* In the block libarchive holds, or kept. */
+	if ((uint64_t)from >= s->last_off && s->last_n) {
+		p = s->last + ((uint64_t)from - s->last_off);
+	} else {
+		if (s->last_n && (uint64_t)to > s->last_off)
+			paxraw_tail_add(&s->tail, s->last_off, s->last,
+					(size_t)((uint64_t)to - s->last_off), (uint64_t)from);
+		p = paxraw_tail_span(&s->tail, (uint64_t)from, (uint64_t)to);
+	}
+	if (!p || paxraw_parse(p, len, &px) != PAXRAW_OK)
+		return;
+	/* Where libarchive stopped: the entry's own header, or the sparse
+	 * map after it. */
+	if (px.length != len && !(px.sparse_map && px.length < len))
+		return;
+	if (px.binary)
+		return;		/* converted by nobody: the bytes already */
+	/* libarchive's choice: GNU.sparse.name over path. */
+	name = px.sparse_name.set && px.sparse_name.n ? &px.sparse_name :
+	       px.path.set && px.path.n ? &px.path : NULL;
+	if (name && paxraw_name_ok(name))
+		renamed(e, name, archive_entry_pathname, archive_entry_copy_pathname);
+	if (paxraw_name_ok(&px.linkpath)) {
+		if (archive_entry_hardlink(e))
+			renamed(e, &px.linkpath, archive_entry_hardlink,
+				archive_entry_copy_hardlink);
+		else if (archive_entry_symlink(e))
+			renamed(e, &px.linkpath, archive_entry_symlink,
+				archive_entry_copy_symlink);
+	}
+}
+
+int input_next_header(struct input *in, struct archive *a, struct archive_entry **e)
+{
+	struct source *s = in->cur && in->cur->ar == a ? in->cur : NULL;
+	int r;
+
+	if (s) {
+		s->hdr_floor = (uint64_t)archive_filter_bytes(a, -1);
+		s->in_header = true;
+	}
+	r = archive_read_next_header(a, e);
+	if (s) {
+		s->in_header = false;
+		if (r == ARCHIVE_OK || r == ARCHIVE_WARN)
+			raw_names(s, a, *e);
+	}
+	return r;
 }
 
 int input_finish(struct input *in, struct archive *a)

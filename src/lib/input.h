@@ -8,6 +8,7 @@
 #define SAFE_EXTRACT_INPUT_H
 
 #include <archive.h>
+#include <archive_entry.h>
 #include <signal.h>
 #include <stdbool.h>
 #include <stddef.h>
@@ -44,6 +45,12 @@ int input_open_member(struct input *in, struct archive *outer, const char *membe
 		      struct archive **ap, char *msg, size_t msgsize);
 /* Is every name in LIST (comma-separated) a format?  An empty list is. */
 bool input_formats_known(const char *list);
+/*
+ * archive_read_next_header() on A, a reader of this module or not; for
+ * one of its tar readers, a pax entry's names then keep the archive's
+ * bytes where libarchive's conversion composed them (issue 23; paxraw.h).
+ */
+int input_next_header(struct input *in, struct archive *a, struct archive_entry **e);
 /* After the archive's last entry: check what is left of its stream (the
  * trailers).  0, or -errno with the archive's error set. */
 int input_finish(struct input *in, struct archive *a);

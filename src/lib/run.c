@@ -412,7 +412,7 @@ SE_EXPORT int se_run_archive(se_run *run, struct archive *a)
 			pl->fatal = true;
 			return -EINTR;
 		}
-		r = archive_read_next_header(a, &e);
+		r = input_next_header(&run->in, a, &e);
 		/* The body of the entry before: each retry of libarchive's
 		 * moves a block on.  Taken only when the header found starts
 		 * exactly where the body ends; any other damage stops the run
@@ -424,7 +424,7 @@ SE_EXPORT int se_run_archive(se_run *run, struct archive *a)
 
 			while (r == ARCHIVE_RETRY && left-- > 0 &&
 			       archive_read_header_position(a) < body_end)
-				r = archive_read_next_header(a, &e);
+				r = input_next_header(&run->in, a, &e);
 			if ((r == ARCHIVE_OK || r == ARCHIVE_WARN) &&
 			    archive_read_header_position(a) != body_end) {
 				archive_set_error(a, EILSEQ, "a header inside that entry's body");
