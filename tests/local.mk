@@ -31,6 +31,7 @@ SE_INTEGRATION_TESTS = \
 	tests/xattrs-acls.test \
 	tests/sparse.test \
 	tests/names.test \
+	tests/names-nfd-kept.test \
 	tests/report.test \
 	tests/formats.test \
 	tests/fatal.test \

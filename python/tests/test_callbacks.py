@@ -133,3 +133,25 @@ def test_callback_may_extract_elsewhere(tmp_path, dest):
         assert safe_extract.extract(inner, str(other)).status == 0
     assert safe_extract.extract(outer, dest, on_entry=cb).status == 0
     assert (other / "inner").read_text() == "i"
+
+
+def test_on_entry_sees_a_pax_name_as_stored(tmp_path, dest):
+    # Issue 23: libarchive composes (NFC) a pax name; the library hands
+    # on the archive's bytes, so the decomposed name stays a name of its
+    # own in the callback, the result and the tree.
+    import io
+    import tarfile
+    nfd, nfc = "cafe\u0301", "caf\u00e9"
+    arc = tmp_path / "pax.tar"
+    with tarfile.open(arc, "w", format=tarfile.PAX_FORMAT) as t:
+        for name, data in ((nfd, b"nfd\n"), (nfc, b"nfc\n")):
+            ti = tarfile.TarInfo(name)
+            ti.size = len(data)
+            t.addfile(ti, io.BytesIO(data))
+    seen = []
+    r = safe_extract.extract(str(arc), dest, on_entry=lambda e: seen.append(e.path))
+    assert seen == [nfd, nfc]
+    assert [e.path for e in r.entries] == [nfd, nfc]
+    assert open(os.path.join(dest, nfd), "rb").read() == b"nfd\n"
+    assert open(os.path.join(dest, nfc), "rb").read() == b"nfc\n"
+    assert r.status == 0
