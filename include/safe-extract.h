@@ -476,6 +476,19 @@ int se_format_known(const char *name);
  * entry's error is also set on A with archive_set_error().
  */
 int se_run_entry(se_run *run, struct archive *a, struct archive_entry *e);
+/*
+ * In the BEFORE callback of an entry of A (a reader from se_run_open_fd()
+ * or se_run_open_member(), fed by se_run_archive()): the directory
+ * record GNU tar keeps in the pax header's GNU.dumpdir record in a
+ * POSIX-format incremental dump (--format=posix --listed-incremental;
+ * the GNU format keeps it as the 'D' entry's data), as stored: each name
+ * prefixed by a letter and ended by a NUL.  *BUF holds *LEN bytes and a
+ * NUL after them; valid until the next header is read.  0; -ENOENT when
+ * the entry has none (or its header could not be read again from the
+ * stream: a compression libarchive decoded itself); -EINVAL when A is
+ * not the run's current reader.  Since 0.3.
+ */
+int se_run_entry_dumpdir(se_run *run, struct archive *a, const char **buf, size_t *len);
 
 /*
  * Every entry of A to its end.  Returns 0, or a negative errno when the

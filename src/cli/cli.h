@@ -213,17 +213,20 @@ struct se_root;
 int backup_existing(struct se_root *root, const char *path, enum backup_kind kind,
 		    const char *suffix, char *backup, size_t cap);
 
-/* incremental.c: -G, -g.  What -v says, and where. */
+/* incremental.c: -G, -g.  What -v says, and where; the run, which
+ * knows a POSIX-format dump's directory record. */
 struct incr_ctx {
 	bool verbose;
 	FILE *out;
+	struct se_run *run;
 };
 struct archive;
 struct archive_entry;
 /*
  * E, just read from A, is a directory whose name in ROOT is DIR ("" for
- * the root): when it carries GNU tar's directory record, read it (the
- * entry's data), do the renames it lists and remove from DIR what it does
+ * the root): when it carries GNU tar's directory record (the pax
+ * GNU.dumpdir record of a POSIX-format dump, or the entry's data in a
+ * GNU-format one), read it, do the renames it lists and remove from DIR what it does
  * not list, as tar restores an incremental dump; every step scoped to
  * ROOT.  0, or the first negative errno (the message is printed).
  */

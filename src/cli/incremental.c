@@ -94,12 +94,24 @@ int incremental_restore(se_root *root, struct archive *a, struct archive_entry *
 {
 	la_int64_t size = archive_entry_size(e);
 	char *dump = NULL, path[8192], esc[1024];
+	const char *rec;
 	size_t got = 0;
 	struct dirent *d;
 	int fd, ret = 0, r;
 	DIR *dp;
 
-	if (archive_entry_filetype(e) != AE_IFDIR || !archive_entry_size_is_set(e) || size <= 0)
+	if (archive_entry_filetype(e) != AE_IFDIR)
+		return 0;
+	/* A POSIX-format dump keeps the record in the pax header, which
+	 * libarchive does not hand on: the library reads it again. */
+	if (c->run && se_run_entry_dumpdir(c->run, a, &rec, &got) == 0) {
+		dump = malloc(got + 1);
+		if (!dump)
+			return -ENOMEM;
+		memcpy(dump, rec, got + 1);
+		goto have_dump;
+	}
+	if (!archive_entry_size_is_set(e) || size <= 0)
 		return 0;
 	if ((uint64_t)size > DUMPDIR_MAX) {
 		cli_warn("%s: a directory record of %lld bytes: not restored incrementally",
@@ -119,6 +131,7 @@ int incremental_restore(se_root *root, struct archive *a, struct archive_entry *
 		got += (size_t)n;
 	}
 	dump[got] = '\0';
+have_dump:
 	ret = renames(root, dump, got);
 	/* As tar: after a rename that failed, what the record lists is not
 	 * what is there; nothing is removed. */
@@ -141,7 +154,6 @@ int incremental_restore(se_root *root, struct archive *a, struct archive_entry *
 		return ret ? ret : -errno;
 	}
 	while ((d = readdir(dp))) {
-		const char *rec;
 		struct stat st;
 
 		if (strcmp(d->d_name, ".") == 0 || strcmp(d->d_name, "..") == 0)

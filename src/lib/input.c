@@ -91,6 +91,10 @@ struct source {
 	bool in_header;			/* in input_next_header() */
 	uint64_t hdr_floor;		/* where the stream stood when it began */
 	bool raw_lost;			/* a seek: offsets are no longer ours */
+	/* The entry's GNU.dumpdir record as stored (input_dumpdir()). */
+	char *dumpdir;
+	size_t dumpdir_n, dumpdir_cap;
+	bool has_dumpdir;
 	unsigned char buf[READ_BLOCK];
 };
 
@@ -564,6 +568,7 @@ static int source_close(struct archive *a, void *data)
 		if (s->wake[i] >= 0)
 			close(s->wake[i]);
 	paxraw_tail_free(&s->tail);
+	free(s->dumpdir);
 	free(s);
 	return ARCHIVE_OK;
 }
@@ -870,6 +875,24 @@ static void renamed(struct archive_entry *e, const struct paxraw_value *v,
 	free(name);
 }
 
+/* Copy the GNU.dumpdir record V: the bytes it points into may be read
+ * over before the caller asks.  Out of memory: none. */
+static void keep_dumpdir(struct source *s, const struct paxraw_value *v)
+{
+	if (v->n + 1 > s->dumpdir_cap) {
+		char *nb = realloc(s->dumpdir, v->n + 1);
+
+		if (!nb)
+			return;
+		s->dumpdir = nb;
+		s->dumpdir_cap = v->n + 1;
+	}
+	memcpy(s->dumpdir, v->p, v->n);
+	s->dumpdir[v->n] = '\0';
+	s->dumpdir_n = v->n;
+	s->has_dumpdir = true;
+}
+
 /*
  * Issue 23: libarchive composes (NFC) every name it converts from UTF-8,
  * pax "path" and "linkpath" among them, so "cafe\u0301" and "caf\u00e9"
@@ -891,8 +914,7 @@ static void raw_names(struct source *s, struct archive *a, struct archive_entry 
 	size_t len;
 
 	if (s->raw_lost || archive_filter_count(a) != 1 ||
-	    (archive_format(a) & ARCHIVE_FORMAT_BASE_MASK) != ARCHIVE_FORMAT_TAR ||
-	    !locale_is_utf8())
+	    (archive_format(a) & ARCHIVE_FORMAT_BASE_MASK) != ARCHIVE_FORMAT_TAR)
 		return;
 	from = archive_read_header_position(a);
 	to = archive_filter_bytes(a, -1);
@@ -914,8 +936,10 @@ static void raw_names(struct source *s, struct archive *a, struct archive_entry 
 	 * map after it. */
 	if (px.length != len && !(px.sparse_map && px.length < len))
 		return;
-	if (px.binary)
-		return;		/* converted by nobody: the bytes already */
+	if (px.dumpdir.set)
+		keep_dumpdir(s, &px.dumpdir);
+	if (px.binary || !locale_is_utf8())
+		return;		/* names converted by nobody, or on purpose */
 	/* libarchive's choice: GNU.sparse.name over path. */
 	name = px.sparse_name.set && px.sparse_name.n ? &px.sparse_name :
 	       px.path.set && px.path.n ? &px.path : NULL;
@@ -939,6 +963,7 @@ int input_next_header(struct input *in, struct archive *a, struct archive_entry 
 	if (s) {
 		s->hdr_floor = (uint64_t)archive_filter_bytes(a, -1);
 		s->in_header = true;
+		s->has_dumpdir = false;
 	}
 	r = archive_read_next_header(a, e);
 	if (s) {
@@ -947,6 +972,20 @@ int input_next_header(struct input *in, struct archive *a, struct archive_entry 
 			raw_names(s, a, *e);
 	}
 	return r;
+}
+
+int input_dumpdir(const struct input *in, const struct archive *a, const char **buf,
+		  size_t *len)
+{
+	const struct source *s = in->cur;
+
+	if (!s || s->ar != a)
+		return -EINVAL;
+	if (!s->has_dumpdir)
+		return -ENOENT;
+	*buf = s->dumpdir;
+	*len = s->dumpdir_n;
+	return 0;
 }
 
 int input_finish(struct input *in, struct archive *a)

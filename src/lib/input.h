@@ -51,6 +51,15 @@ bool input_formats_known(const char *list);
  * bytes where libarchive's conversion composed them (issue 23; paxraw.h).
  */
 int input_next_header(struct input *in, struct archive *a, struct archive_entry **e);
+/*
+ * The GNU.dumpdir record of the pax header of the entry A read last
+ * (GNU tar --format=posix --listed-incremental: a directory's names), as
+ * stored, NUL-terminated past *LEN; valid until A's next header.  0;
+ * -ENOENT without one (or when the header could not be read again);
+ * -EINVAL when A is not this module's newest reader.
+ */
+int input_dumpdir(const struct input *in, const struct archive *a, const char **buf,
+		  size_t *len);
 /* After the archive's last entry: check what is left of its stream (the
  * trailers).  0, or -errno with the archive's error set. */
 int input_finish(struct input *in, struct archive *a);

@@ -327,6 +327,14 @@ SE_EXPORT int se_run_open_member(se_run *run, struct archive *outer,
 	return r;
 }
 
+SE_EXPORT int se_run_entry_dumpdir(se_run *run, struct archive *a, const char **buf,
+				   size_t *len)
+{
+	if (!run || !a || !buf || !len)
+		return -EINVAL;
+	return input_dumpdir(&run->in, a, buf, len);
+}
+
 /* ---- the archive loop -------------------------------------------------- */
 
 SE_EXPORT int se_run_entry(se_run *run, struct archive *a, struct archive_entry *e)
