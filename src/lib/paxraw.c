@@ -37,10 +37,15 @@ static void tail_drop_before(struct paxraw_tail *t, uint64_t from)
 
 	if (from <= t->start)
 		return;
-	k = from - t->start >= t->n ? t->n : (size_t)(from - t->start);
+	/* All of it (and no buffer yet, perhaps: memmove must not see it). */
+	if (from - t->start >= t->n) {
+		paxraw_tail_reset(t, from);
+		return;
+	}
+	k = (size_t)(from - t->start);
 	memmove(t->b, t->b + k, t->n - k);
 	t->n -= k;
-	t->start = t->n ? t->start + k : from;
+	t->start += k;
 }
 
 void paxraw_tail_add(struct paxraw_tail *t, uint64_t off, const unsigned char *p,
