@@ -249,9 +249,21 @@ static void entry_warnings(struct ui *ui, const struct se_entry *e)
 			mt.tv_sec--;
 			mt.tv_nsec += 1000000000L;
 		}
-		cli_warn("%s: time stamp %s is %lld.%09ld s in the future",
+		/* tar prints the fraction without its trailing zeros, and
+		 * none at all for a whole second. */
+		char frac[16] = "";
+		if (mt.tv_nsec) {
+			int digits = 9;
+			long ns = mt.tv_nsec;
+			while (ns % 10 == 0) {
+				ns /= 10;
+				digits--;
+			}
+			snprintf(frac, sizeof(frac), ".%0*ld", digits, ns);
+		}
+		cli_warn("%s: time stamp %s is %lld%s s in the future",
 			 se_escape(e->name, esc, sizeof(esc)), when,
-			 (long long)mt.tv_sec, mt.tv_nsec);
+			 (long long)mt.tv_sec, frac);
 	}
 }
 
