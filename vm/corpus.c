@@ -347,6 +347,7 @@ struct kase {
 	int nsetup;
 	char *expect[MAX_LINES];	/* this mode's checks */
 	int nexpect;
+	double seconds, extract_seconds;	/* the whole case; its extractor runs */
 };
 
 static const char *mode = "strict", *se_bin, *here, *peer_dir;
@@ -883,6 +884,26 @@ static int extract(const struct kase *k, const char *archive, const char *log)
 	return 128 + WTERMSIG(status);
 }
 
+/* Where a case's time goes, summed over the run (issue 24: under TCG the
+ * driver, not the extractor, took most of a lane). */
+static const char *const phase_names[] = {
+	"sandbox", "setup", "snapshot-before", "extractor", "snapshot-after",
+	"checks", "removal",
+};
+static double phase_seconds[7];
+static struct timespec phase_mark;
+
+static void phase_end(int phase)
+{
+	struct timespec now;
+
+	clock_gettime(CLOCK_MONOTONIC, &now);
+	if (phase >= 0)
+		phase_seconds[phase] += (now.tv_sec - phase_mark.tv_sec) +
+					(now.tv_nsec - phase_mark.tv_nsec) / 1e9;
+	phase_mark = now;
+}
+
 static int n_case, n_pass, n_fail, n_skip;
 
 static void run_case(struct kase *k)
@@ -892,6 +913,7 @@ static void run_case(struct kase *k)
 	char logtext[2048];
 	int noutside = 0, i, n, status, budget, dfd;
 	struct stat st;
+	struct timespec t0, t1;
 	glob_t g;
 
 	n_case++;
@@ -903,6 +925,7 @@ static void run_case(struct kase *k)
 		return;
 	}
 	k->pre[0] = 0;
+	phase_end(-1);
 	if (make_sandbox()) {
 		out("not ok %d - %s: cannot build the sandbox (%s)", n_case,
 		    k->name, strerror(errno));
@@ -910,6 +933,7 @@ static void run_case(struct kase *k)
 		remove_sandbox();
 		return;
 	}
+	phase_end(0);
 	buf_add(&msg, "", 0);
 	for (i = 0; i < k->nsetup; i++) {
 		char *s = subst(k->setup[i]);
@@ -931,14 +955,21 @@ static void run_case(struct kase *k)
 		    noutside < MAX_LINES)
 			outside[noutside++] = subst(k->expect[i] + 8);
 
+	phase_end(1);
 	snapshot(&before, outside, noutside);
+	phase_end(2);
 	strcpy(pre_status, "none");
+	clock_gettime(CLOCK_MONOTONIC, &t0);
 	if (k->pre[0]) {
 		status = extract(k, k->pre, runout);
 		snprintf(pre_status, sizeof(pre_status), "%d", status);
 	}
 	status = extract(k, k->archive, runout);
+	clock_gettime(CLOCK_MONOTONIC, &t1);
+	k->extract_seconds = (t1.tv_sec - t0.tv_sec) + (t1.tv_nsec - t0.tv_nsec) / 1e9;
+	phase_end(3);
 	snapshot(&after, outside, noutside);
+	phase_end(4);
 
 	/* Clean up what escaped to /tmp (only the names this driver owns). */
 	if (!glob(ESCAPE_PREFIX "*", GLOB_PERIOD, NULL, &g)) {
@@ -1015,13 +1046,43 @@ static void run_case(struct kase *k)
 	free(before.p);
 	free(after.p);
 	free(msg.p);
+	phase_end(5);
 	remove_sandbox();
+	phase_end(6);
 }
 
 /* --- the manifest -------------------------------------------------------- */
 
 static struct kase *cases;
 static int ncases;
+
+/* Print the N cases that took longest, and how much of the lane's time went
+ * to the extractor rather than to this driver's sandboxes and snapshots. */
+static void slowest_cases(int n)
+{
+	double total = 0, in_extractor = 0;
+	int i, j, best;
+
+	for (i = 0; i < ncases; i++) {
+		total += cases[i].seconds;
+		in_extractor += cases[i].extract_seconds;
+	}
+	out("# time: %.1f s in cases, %.1f s of it in the extractor", total, in_extractor);
+	for (i = 0; i < 7; i++)
+		out("# time: %s %.1f s", phase_names[i], phase_seconds[i]);
+	for (j = 0; j < n; j++) {
+		best = -1;
+		for (i = 0; i < ncases; i++)
+			if (cases[i].seconds >= 0 &&
+			    (best < 0 || cases[i].seconds > cases[best].seconds))
+				best = i;
+		if (best < 0 || cases[best].seconds <= 0)
+			break;
+		out("# slow: %.2f s (extractor %.2f s) %s", cases[best].seconds,
+		    cases[best].extract_seconds, cases[best].name);
+		cases[best].seconds = -cases[best].seconds - 1;
+	}
+}
 
 static void parse_manifest(const char *path, char **filters, int nfilters)
 {
@@ -1215,12 +1276,21 @@ int main(int argc, char **argv)
 		globfree(&g);
 	}
 	clock_gettime(CLOCK_MONOTONIC, &t0);
-	for (i = 0; i < ncases; i++)
+	for (i = 0; i < ncases; i++) {
+		struct timespec a, b;
+
+		clock_gettime(CLOCK_MONOTONIC, &a);
 		run_case(&cases[i]);
+		clock_gettime(CLOCK_MONOTONIC, &b);
+		cases[i].seconds = (b.tv_sec - a.tv_sec) + (b.tv_nsec - a.tv_nsec) / 1e9;
+	}
 	clock_gettime(CLOCK_MONOTONIC, &t1);
 	out("# %d passed, %d failed, %d skipped (mode %s) in %.1f s", n_pass,
 	    n_fail, n_skip, mode,
 	    (t1.tv_sec - t0.tv_sec) + (t1.tv_nsec - t0.tv_nsec) / 1e9);
+	/* Where a lane's time goes: under TCG the corpus is most of the
+	 * QEMU stage (issue 24). */
+	slowest_cases(5);
 	unmount_all();
 	if (!keep_work) {
 		if (chdir("/") == 0)
