@@ -165,7 +165,17 @@ SE_EXPORT int se_root_unlinkat(se_root *root, const char *path, int flags)
 	return rs_unlink(&root->rs, -1, NULL, clean, flags);
 }
 
-/* remove_tree_gone's report: a directory of the run's that is gone. */
+/*
+ * remove_tree_gone's report: a directory of the run's that is gone, so
+ * its deferred metadata is moot.  Forgotten here, by identity, at the
+ * moment it goes, rather than excused at the end (an ENOENT for "a
+ * directory the run removed"): at the end an absent directory looks the
+ * same whether this removal took it or someone renamed it away inside
+ * DEST, and excusing it would turn that failure into silence.  A
+ * directory moved aside before the removal is not the one reported here
+ * (remove.c reports only the one it emptied and saw lose its last name)
+ * and still fails at the end.
+ */
 static void forget_gone(void *data, const struct stat *st)
 {
 	dirmeta_forget_dir(data, st);
