@@ -491,6 +491,26 @@ int se_run_entry(se_run *run, struct archive *a, struct archive_entry *e);
 int se_run_entry_dumpdir(se_run *run, struct archive *a, const char **buf, size_t *len);
 
 /*
+ * se_root_renameat() and se_root_remove_tree() in RUN's root, for a
+ * caller that renames or removes what the run made while it goes (GNU
+ * tar's incremental restore, from the BEFORE callback of a directory
+ * record; with one job, so that earlier entries are at their names).  The
+ * run defers each directory's mode and times to se_run_finish(): a
+ * directory removed here, or replaced by an empty-directory rename
+ * target, is forgotten, so the end of the run neither looks for it nor
+ * calls it failed; one renamed keeps its metadata, applied at its new
+ * name.  Only a directory the removal or rename itself took is forgotten,
+ * as found by its own fd once it has no name left: one moved out of the
+ * way by someone else meanwhile still fails at the end.  FLAGS as the
+ * se_root_ calls (RENAME_EXCHANGE: -EOPNOTSUPP).  0 or a negative errno;
+ * -EINVAL for a run without a root, -EOPNOTSUPP with SE_OPT_DURABLE (a
+ * removal there must go through the journal) or SE_OPT_DRY_RUN.  Since
+ * 0.3.
+ */
+int se_run_renameat(se_run *run, const char *from, const char *to, unsigned int flags);
+int se_run_remove_tree(se_run *run, const char *path, unsigned int flags);
+
+/*
  * Every entry of A to its end.  Returns 0, or a negative errno when the
  * archive is damaged or truncated or the run cannot go on (logged).
  */

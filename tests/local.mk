@@ -133,6 +133,9 @@ TAR_FIDELITY_TESTS = \
 	tests/label-mismatch-as-tar.test \
 	tests/backup01.test \
 	tests/incremental.test \
+	tests/incremental-concatenated.test \
+	tests/incremental-cyclic-renames.test \
+	tests/incremental-renamed-directory.test \
 	tests/xattrs-percent.test \
 	tests/lzop-sandbox.test
 TESTS += $(TAR_FIDELITY_TESTS)

@@ -219,6 +219,7 @@ struct incr_ctx {
 	bool verbose;
 	FILE *out;
 	struct se_run *run;
+	const char *member;	/* the member's name as tar names it, or NULL */
 };
 struct archive;
 struct archive_entry;
@@ -226,9 +227,11 @@ struct archive_entry;
  * E, just read from A, is a directory whose name in ROOT is DIR ("" for
  * the root): when it carries GNU tar's directory record (the pax
  * GNU.dumpdir record of a POSIX-format dump, or the entry's data in a
- * GNU-format one), read it, do the renames it lists and remove from DIR what it does
- * not list, as tar restores an incremental dump; every step scoped to
- * ROOT.  0, or the first negative errno (the message is printed).
+ * GNU-format one), read it and, when DIR is already there, do the
+ * renames it lists and remove from DIR what it does not list, as tar
+ * restores an incremental dump; every step scoped to ROOT, through the
+ * run (C->run) when there is one.  0, or the first negative errno (the
+ * message is printed).
  */
 int incremental_restore(struct se_root *root, struct archive *a, struct archive_entry *e,
 			const char *dir, const struct incr_ctx *c);

@@ -614,9 +614,13 @@ static int before_entry(struct ui *ui, struct archive_entry *e)
 	} else if ((ui->o->flags & CLI_INCREMENTAL) && ui->root && ui->archive &&
 		   archive_entry_filetype(e) == AE_IFDIR && archive_entry_pathname(e) &&
 		   stripped(archive_entry_pathname(e), ui->o->strip_components, tmp, sizeof(tmp))) {
-		struct incr_ctx c = { .verbose = notes != NULL, .out = notes, .run = ui->run };
+		char member[sizeof(tmp)];
+		struct incr_ctx c = { .verbose = notes != NULL, .out = notes, .run = ui->run,
+				      .member = member };
 		size_t len = strlen(tmp);
 
+		/* tar's name for the directory in its "Deleting" lines. */
+		snprintf(member, sizeof(member), "%s", tmp);
 		while (len > 0 && tmp[len - 1] == '/')
 			tmp[--len] = '\0';
 		if (strcmp(tmp, ".") == 0)

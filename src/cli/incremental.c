@@ -3,13 +3,17 @@
  * directory record ('D' in the GNU format) carries the names the
  * directory held when it was dumped; what else is in that directory when
  * the record is extracted was removed since, and is removed now, as tar
- * does.  Renames the record lists ('R' then 'T') are done first.
+ * does.  Renames the record lists ('R' then 'T', a cycle through tar's
+ * 'X' stub) are done first.  As tar, nothing is done for a record whose
+ * directory is not there yet: the entry makes it.
  *
  * Every look, rename and removal goes through the root's scoped calls:
  * the directory is opened with se_root_openat (never through a symlink,
- * never out of DEST), each name in it is looked at from that fd without
- * following it, and removed with se_root_remove_tree, which never follows
- * a symlink, never crosses a mount and never removes the root.
+ * never out of DEST), each name in it is looked at with se_root_lstat,
+ * renamed with se_run_renameat and removed with se_run_remove_tree
+ * (se_root_remove_tree's scoping: never following a symlink, never
+ * crossing a mount, never removing the root), which keep the run's
+ * deferred directory metadata true to what was renamed or removed.
  */
 #include "config.h"
 
@@ -48,19 +52,92 @@ static bool child(const char *dir, const char *name, char *out, size_t cap)
 	return n >= 0 && (size_t)n < cap;
 }
 
+/* Renamed or removed through the run when there is one, so that the
+ * directory metadata it defers follows what is done here (the run would
+ * otherwise look at the end for a directory this record took away). */
+static int do_rename(se_root *root, const struct incr_ctx *c, const char *from, const char *to,
+		     unsigned int flags)
+{
+	return c->run ? se_run_renameat(c->run, from, to, flags) :
+			se_root_renameat(root, from, to, flags);
+}
+
+static int do_remove(se_root *root, const struct incr_ctx *c, const char *path)
+{
+	return c->run ? se_run_remove_tree(c->run, path, 0) : se_root_remove_tree(root, path, 0);
+}
+
+/*
+ * As tar's dumpdir_ok: 'T' follows each 'R' and nothing else does; an
+ * empty side only after an 'X' (tar's temporary stub), one 'X' at a time.
+ */
+static bool dump_sane(const char *dump, size_t len)
+{
+	bool stub = false;
+	char expect = 0;
+
+	for (const char *p = dump; p < dump + len && *p; p += strlen(p) + 1) {
+		if (expect && *p != expect)
+			return false;
+		switch (*p) {
+		case 'X':
+			if (stub)
+				return false;
+			stub = true;
+			break;
+		case 'R':
+			if (!p[1]) {
+				if (!stub)
+					return false;
+				stub = false;
+			}
+			expect = 'T';
+			break;
+		case 'T':
+			if (expect != 'T' || (!p[1] && !stub))
+				return false;
+			expect = 0;
+			break;
+		}
+	}
+	return !expect;
+}
+
+/*
+ * A name for tar's temporary stub in directory DIR (from the top of the
+ * dump) that nothing holds now.  The rename to it is RENAME_NOREPLACE:
+ * a name taken meanwhile fails, and the next is tried.
+ */
+static bool stub_name(const char *dir, unsigned int n, char *out, size_t cap)
+{
+	int k = *dir ? snprintf(out, cap, "%s/tar.%ld.%u", dir, (long)getpid(), n) :
+		       snprintf(out, cap, "tar.%ld.%u", (long)getpid(), n);
+
+	return k >= 0 && (size_t)k < cap;
+}
+
 /*
  * The renames the record lists, 'R' FROM then 'T' TO, names from the top
- * of the dump, each with the root's scoping.  0 or the first -errno.
+ * of the dump, each with the root's scoping.  A cycle of renames (a -> b
+ * -> a) comes as tar writes it: 'X' DIR names the directory of a
+ * temporary stub, the first rename's empty 'T' moves its directory to
+ * the stub and the last one's empty 'R' moves the stub to its place.
+ * 0 or the first -errno.
  */
-static int renames(se_root *root, const char *dump, size_t len)
+static int renames(se_root *root, const char *dump, size_t len, const struct incr_ctx *c)
 {
-	char esc[1024], esc2[1024];
+	char esc[1024], esc2[1024], stub[8192] = "", stub_dir[8192] = "";
 	int ret = 0;
 
 	for (const char *p = dump; p < dump + len && *p; p += strlen(p) + 1) {
 		const char *from, *to;
-		int r;
+		int r = 0;
 
+		if (*p == 'X') {
+			snprintf(stub_dir, sizeof(stub_dir), "%s", p + 1);
+			stub[0] = '\0';
+			continue;
+		}
 		if (*p != 'R')
 			continue;
 		from = p + 1;
@@ -68,19 +145,37 @@ static int renames(se_root *root, const char *dump, size_t len)
 		if (p >= dump + len || *p != 'T')
 			break;
 		to = p + 1;
-		/* tar's temporary stubs ('X', an empty side) untangle a
-		 * cycle of renames; such a dump is restored without them. */
-		if (!*from || !*to)
-			continue;
-		r = se_root_renameat(root, from, to, 0);
+		if (!*to) {
+			/* To the stub: a fresh name beside the cycle. */
+			for (unsigned int n = 0; n < 100; n++) {
+				if (!stub_name(stub_dir, n, stub, sizeof(stub))) {
+					r = -ENAMETOOLONG;
+					break;
+				}
+				r = do_rename(root, c, from, stub, RENAME_NOREPLACE);
+				if (r != -EEXIST)
+					break;
+			}
+			if (r < 0)
+				stub[0] = '\0';
+			to = stub;
+		} else if (!*from) {
+			from = stub;
+			if (!*from)
+				continue;	/* the stub was never made: said then */
+			r = do_rename(root, c, from, to, 0);
+			stub[0] = '\0';
+		} else {
+			r = do_rename(root, c, from, to, 0);
+		}
 		if (r == -ENOENT)
 			continue;
-		se_escape(from, esc, sizeof(esc));
-		se_escape(to, esc2, sizeof(esc2));
 		/* -v says nothing of a rename that succeeds: tar lists the
 		 * directory record and its removals ("Deleting"), and keeps
 		 * "Renaming" for --backup. */
 		if (r < 0) {
+			se_escape(from, esc, sizeof(esc));
+			se_escape(to, esc2, sizeof(esc2));
 			cli_warn("%s: Cannot rename to '%s': %s", esc, esc2, strerror(-r));
 			if (!ret)
 				ret = r;
@@ -89,16 +184,49 @@ static int renames(se_root *root, const char *dump, size_t len)
 	return ret;
 }
 
+/* The names in directory FD, each ended by a NUL, then one more NUL; or
+ * NULL (errno set).  FD is the caller's still. */
+static char *names_of(int fd)
+{
+	char *names = NULL;
+	size_t len = 0;
+	struct dirent *d;
+	FILE *f;
+	DIR *dp;
+	int dfd = dup(fd);
+
+	if (dfd < 0)
+		return NULL;
+	dp = fdopendir(dfd);
+	if (!dp) {
+		close(dfd);
+		return NULL;
+	}
+	f = open_memstream(&names, &len);
+	if (!f) {
+		closedir(dp);
+		return NULL;
+	}
+	while ((d = readdir(dp)))
+		if (strcmp(d->d_name, ".") != 0 && strcmp(d->d_name, "..") != 0)
+			fwrite(d->d_name, 1, strlen(d->d_name) + 1, f);
+	fputc('\0', f);
+	closedir(dp);
+	if (fclose(f) != 0) {
+		free(names);
+		return NULL;
+	}
+	return names;
+}
+
 int incremental_restore(se_root *root, struct archive *a, struct archive_entry *e,
 			const char *dir, const struct incr_ctx *c)
 {
 	la_int64_t size = archive_entry_size(e);
-	char *dump = NULL, path[8192], esc[1024];
+	char *dump = NULL, *names = NULL, path[8192], shown[8192], esc[1024];
 	const char *rec;
 	size_t got = 0;
-	struct dirent *d;
-	int fd, ret = 0, r;
-	DIR *dp;
+	int fd = -1, ret = 0, r;
 
 	if (archive_entry_filetype(e) != AE_IFDIR)
 		return 0;
@@ -132,55 +260,74 @@ int incremental_restore(se_root *root, struct archive *a, struct archive_entry *
 	}
 	dump[got] = '\0';
 have_dump:
-	ret = renames(root, dump, got);
+	/* As tar (try_purge_directory): a directory that is not there now
+	 * is made by the entry; nothing is renamed or removed for it, not
+	 * even the renames its record lists (tar's rename04: a renamed
+	 * directory restored where the old one is absent gets only what the
+	 * dump holds).  Not a directory the root lets us into: the same. */
+	fd = se_root_openat(root, *dir ? dir : ".", O_RDONLY | O_DIRECTORY, 0);
+	if (fd < 0)
+		goto out;
+	/* The names before the renames, as tar reads them: what a rename
+	 * brings in is not this record's to remove. */
+	names = names_of(fd);
+	close(fd);
+	if (!names) {
+		ret = -errno;
+		goto out;
+	}
+	if (!dump_sane(dump, got)) {
+		cli_warn("%s: Malformed dumpdir: not restored incrementally",
+			 se_escape(*dir ? dir : ".", esc, sizeof(esc)));
+		ret = -EINVAL;
+		goto out;
+	}
+	ret = renames(root, dump, got, c);
 	/* As tar: after a rename that failed, what the record lists is not
 	 * what is there; nothing is removed. */
-	if (ret < 0) {
-		free(dump);
-		return ret;
-	}
+	if (ret < 0)
+		goto out;
 
-	fd = se_root_openat(root, *dir ? dir : ".", O_RDONLY | O_DIRECTORY, 0);
-	if (fd < 0) {
-		free(dump);
-		/* Not there yet, or not a directory the root lets us into:
-		 * nothing of it to remove. */
-		return ret;
-	}
-	dp = fdopendir(fd);
-	if (!dp) {
-		close(fd);
-		free(dump);
-		return ret ? ret : -errno;
-	}
-	while ((d = readdir(dp))) {
+	for (const char *n = names; *n; n += strlen(n) + 1) {
+		const char *m;
 		struct stat st;
+		size_t mlen;
+		int k;
 
-		if (strcmp(d->d_name, ".") == 0 || strcmp(d->d_name, "..") == 0)
+		if (!child(dir, n, path, sizeof(path))) {
+			if (!ret)
+				ret = -ENAMETOOLONG;
 			continue;
-		if (fstatat(dirfd(dp), d->d_name, &st, AT_SYMLINK_NOFOLLOW) < 0)
-			continue;
-		rec = dumpdir_find(dump, got, d->d_name);
+		}
+		if (se_root_lstat(root, path, &st) < 0)
+			continue;	/* renamed away, or gone */
+		rec = dumpdir_find(dump, got, n);
 		/* As tar: kept when the record lists it with its kind; 'N'
 		 * (not dumped this time) keeps whatever is there. */
 		if (rec && !(*rec == 'D' && !S_ISDIR(st.st_mode)) &&
 		    !(*rec == 'Y' && S_ISDIR(st.st_mode)))
 			continue;
-		if (!child(dir, d->d_name, path, sizeof(path))) {
-			if (!ret)
-				ret = -ENAMETOOLONG;
-			continue;
-		}
+		/* Named as tar names it: the member's name, then the entry
+		 * ("./" and "dir" give "./dir"). */
+		m = c->member ? c->member : dir;
+		mlen = strlen(m);
+		k = snprintf(shown, sizeof(shown), "%s%s%s", m,
+			     mlen && m[mlen - 1] != '/' ? "/" : "", n);
+		if (k < 0 || (size_t)k >= sizeof(shown))
+			snprintf(shown, sizeof(shown), "%s", path);
 		if (c->verbose)
-			fprintf(c->out, "%s: Deleting '%s'\n", cli_program, se_escape(path, esc, sizeof(esc)));
-		r = se_root_remove_tree(root, path, 0);
+			fprintf(c->out, "%s: Deleting '%s'\n", cli_program,
+				se_escape(shown, esc, sizeof(esc)));
+		r = do_remove(root, c, path);
 		if (r < 0) {
-			cli_warn("%s: Cannot remove: %s", se_escape(path, esc, sizeof(esc)), strerror(-r));
+			cli_warn("%s: Cannot remove: %s", se_escape(shown, esc, sizeof(esc)),
+				 strerror(-r));
 			if (!ret)
 				ret = r;
 		}
 	}
-	closedir(dp);
+out:
+	free(names);
 	free(dump);
 	return ret;
 }

@@ -75,6 +75,17 @@ bool dirmeta_defer(struct dirmeta *dm, const char *path, const struct owner_plan
 	return true;
 }
 
+/* Record I is moot: out of the index if it holds the place, no more
+ * applied at the end. */
+static void forget_at(struct dirmeta *dm, size_t i)
+{
+	if (map_get(&dm->index, dm->dirs[i].path) == i)
+		map_del(&dm->index, dm->dirs[i].path);
+	attr_free(dm->dirs[i].xattrs);
+	dm->dirs[i].xattrs = NULL;
+	dm->dirs[i].ino = 0;
+}
+
 void dirmeta_forget(struct dirmeta *dm, const char *path)
 {
 	size_t i;
@@ -82,12 +93,8 @@ void dirmeta_forget(struct dirmeta *dm, const char *path)
 	if (!path)
 		return;
 	i = map_get(&dm->index, path);
-	if (i == MAP_NONE)
-		return;
-	map_del(&dm->index, path);
-	attr_free(dm->dirs[i].xattrs);
-	dm->dirs[i].xattrs = NULL;
-	dm->dirs[i].ino = 0;
+	if (i != MAP_NONE)
+		forget_at(dm, i);
 }
 
 void dirmeta_forget_dir(struct dirmeta *dm, const struct stat *st)
@@ -102,7 +109,55 @@ void dirmeta_forget_dir(struct dirmeta *dm, const struct stat *st)
 	map_del(&dm->by_id, key);
 	if (dm->dirs[i].ino != st->st_ino || dm->dirs[i].dev != st->st_dev)
 		return;		/* the record moved on to another directory */
-	dirmeta_forget(dm, dm->dirs[i].path);
+	/* This very record, not whichever holds its path now (a rename
+	 * may have put another one there). */
+	forget_at(dm, i);
+}
+
+/* Does PATH name PREFIX or something under it? */
+static bool under(const char *path, const char *prefix, size_t n)
+{
+	return strncmp(path, prefix, n) == 0 && (!path[n] || path[n] == '/');
+}
+
+bool dirmeta_rename(struct dirmeta *dm, const char *from, const char *to)
+{
+	size_t nf = strlen(from), nt = strlen(to);
+
+	if (!nf)
+		return true;	/* the root is never renamed */
+	for (size_t i = 0; i < dm->n_dirs; i++) {
+		struct deferred_dir *d = &dm->dirs[i];
+		size_t rest;
+		char *np;
+
+		if (!d->ino || !under(d->path, from, nf))
+			continue;
+		/* Indexed by its path: one that is not (a record a later
+		 * one of the same name displaced) stays as it is. */
+		if (map_get(&dm->index, d->path) != i)
+			continue;
+		rest = strlen(d->path + nf);
+		np = malloc(nt + rest + 1);
+		if (!np)
+			return false;
+		memcpy(np, to, nt);
+		memcpy(np + nt, d->path + nf, rest + 1);
+		map_del(&dm->index, d->path);
+		/* A record already at the new name whose directory the
+		 * rename did not replace (the caller forgot that one by
+		 * identity) loses only its place in the index: it is still
+		 * applied at the end, and fails there unless its directory
+		 * is the one that now stands at the name. */
+		map_del(&dm->index, np);
+		if (!map_put(&dm->index, np, i)) {
+			free(np);
+			return false;
+		}
+		free(d->path);
+		d->path = np;
+	}
+	return true;
 }
 
 static int dir_cmp(const void *a, const void *b)

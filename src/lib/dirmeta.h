@@ -46,6 +46,13 @@ void dirmeta_forget(struct dirmeta *dm, const char *path);
  * (then --jobs=N and --jobs=1 could differ by where the file system
  * reused it). */
 void dirmeta_forget_dir(struct dirmeta *dm, const struct stat *st);
+/* The directory at FROM was renamed to TO (as GNU tar's restore of an
+ * incremental dump renames them): its record and those of directories
+ * under it follow it to their new names, as tar's delayed set-stat
+ * follows its renames.  Each record keeps its identity, so that one
+ * whose directory is not the one renamed still fails at the end.  False
+ * when out of memory. */
+bool dirmeta_rename(struct dirmeta *dm, const char *from, const char *to);
 /* Children before parents. */
 void dirmeta_sort(struct dirmeta *dm);
 /* Apply record I: its outcome (SE_CREATED when all went on). */

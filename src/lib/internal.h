@@ -23,4 +23,16 @@ struct se_root {
 	struct resolver rs;
 };
 
+struct dirmeta;
+/*
+ * se_root_renameat() and se_root_remove_tree(), and with DM (a run's
+ * deferred directory metadata, or NULL) that metadata kept true to what
+ * they did: the records of a directory renamed follow it, those of a
+ * directory removed or replaced (found gone by its own fd, nlink 0) are
+ * forgotten.  se_run_renameat() and se_run_remove_tree().
+ */
+int root_renameat(se_root *root, const char *from, const char *to, unsigned int flags,
+		  struct dirmeta *dm);
+int root_remove_tree(se_root *root, const char *path, unsigned int flags, struct dirmeta *dm);
+
 #endif

@@ -58,6 +58,8 @@ static int open_child_dir(int parent, const char *leaf, dev_t dev)
 struct keep {
 	remove_keep_fn *fn;
 	void *data;
+	remove_gone_fn *gone;	/* told of each directory removed, or NULL */
+	void *gone_data;
 };
 
 static int remove_at(int parent, const struct stat *pst, const char *leaf, dev_t dev,
@@ -137,17 +139,29 @@ static int remove_at(int parent, const struct stat *pst, const char *leaf, dev_t
 	if (fd < 0)
 		return fd == -ENOTDIR ? 0 : fd;
 	r = fstat(fd, &st) < 0 ? -errno : empty_dir(fd, &st, dev, depth + 1, k, &kept_below);
-	close(fd);
 	if (kept_below)
 		*kept = true;
-	if (r < 0 || keep_self || kept_below)
+	if (r < 0 || keep_self || kept_below) {
+		close(fd);
 		return r;
-	return unlinkat(parent, leaf, AT_REMOVEDIR) < 0 && errno != ENOENT ? -errno : 0;
+	}
+	if (unlinkat(parent, leaf, AT_REMOVEDIR) < 0) {
+		r = errno != ENOENT ? -errno : 0;
+		close(fd);
+		return r;
+	}
+	/* Told only when the directory emptied, still open, has no name
+	 * left: a directory swapped in under LEAF meanwhile is the one that
+	 * went, and the one emptied (moved away) is not reported gone. */
+	if (k->gone && fstat(fd, &st) == 0 && st.st_nlink == 0)
+		k->gone(k->gone_data, &st);
+	close(fd);
+	return 0;
 }
 
 int remove_in(int dirfd, const char *leaf, remove_keep_fn *keep, void *data)
 {
-	struct keep k = { keep, data };
+	struct keep k = { keep, data, NULL, NULL };
 	bool kept = false;
 	struct stat st;
 
@@ -211,9 +225,12 @@ int remove_walk(int dirfd, const char *leaf, remove_visit_fn *visit, void *data)
 	return walk_at(dirfd, &st, leaf, st.st_dev, 0, visit, data);
 }
 
-int remove_tree(struct resolver *r, const char *path)
+int remove_tree_gone(struct resolver *r, const char *path, remove_gone_fn *gone, void *data)
 {
+	struct keep k = { NULL, NULL, gone, data };
 	const char *leaf;
+	bool kept = false;
+	struct stat st;
 	int parent, ret;
 
 	if (!path[0])
@@ -223,7 +240,16 @@ int remove_tree(struct resolver *r, const char *path)
 		return 0;	/* nothing there to remove */
 	if (parent < 0)
 		return parent;
-	ret = remove_in(parent, leaf, NULL, NULL);
+	if (!leaf[0] || strcmp(leaf, ".") == 0 || strcmp(leaf, "..") == 0 || strchr(leaf, '/'))
+		ret = -EINVAL;
+	else
+		ret = fstat(parent, &st) < 0 ? -errno :
+		      remove_at(parent, &st, leaf, st.st_dev, 0, &k, &kept);
 	close(parent);
 	return ret;
+}
+
+int remove_tree(struct resolver *r, const char *path)
+{
+	return remove_tree_gone(r, path, NULL, NULL);
 }

@@ -22,6 +22,14 @@
  */
 int remove_tree(struct resolver *r, const char *path);
 
+/* Told that the directory whose stat was ST is gone (removed by
+ * remove_tree_gone(), after it was emptied from its own fd). */
+typedef void remove_gone_fn(void *data, const struct stat *st);
+
+/* remove_tree(), telling GONE of each directory it removes (a run's
+ * deferred metadata for it is then moot). */
+int remove_tree_gone(struct resolver *r, const char *path, remove_gone_fn *gone, void *data);
+
 /* Does the name LEAF in the directory DIR stay? */
 typedef bool remove_keep_fn(void *data, const struct stat *dir, const char *leaf);
 

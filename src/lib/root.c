@@ -11,6 +11,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "dirmeta.h"
 #include "internal.h"
 #include "names.h"
 #include "recover.h"
@@ -164,17 +165,37 @@ SE_EXPORT int se_root_unlinkat(se_root *root, const char *path, int flags)
 	return rs_unlink(&root->rs, -1, NULL, clean, flags);
 }
 
-SE_EXPORT int se_root_renameat(se_root *root, const char *from, const char *to,
-			       unsigned int flags)
+/*
+ * remove_tree_gone's report: a directory of the run's that is gone, so
+ * its deferred metadata is moot.  Forgotten here, by identity, at the
+ * moment it goes, rather than excused at the end (an ENOENT for "a
+ * directory the run removed"): at the end an absent directory looks the
+ * same whether this removal took it or someone renamed it away inside
+ * DEST, and excusing it would turn that failure into silence.  A
+ * directory moved aside before the removal is not the one reported here
+ * (remove.c reports only the one it emptied and saw lose its last name)
+ * and still fails at the end.
+ */
+static void forget_gone(void *data, const struct stat *st)
+{
+	dirmeta_forget_dir(data, st);
+}
+
+int root_renameat(se_root *root, const char *from, const char *to, unsigned int flags,
+		  struct dirmeta *dm)
 {
 	char cfrom[SE_PATH_MAX], cto[SE_PATH_MAX];
 	const char *lfrom, *lto;
-	int r, dfrom, dto;
+	int r, dfrom, dto, old = -1;
+	struct stat st;
 
 	if ((r = clean_path(from, cfrom)) < 0 || (r = clean_path(to, cto)) < 0)
 		return r;
 	if (!cfrom[0] || !cto[0])
 		return -EINVAL;
+	/* Records follow a rename, not an exchange. */
+	if (dm && (flags & RENAME_EXCHANGE))
+		return -EOPNOTSUPP;
 	dfrom = rs_open_parent(&root->rs, cfrom, false, 0, &lfrom);
 	if (dfrom < 0)
 		return dfrom;
@@ -183,15 +204,33 @@ SE_EXPORT int se_root_renameat(se_root *root, const char *from, const char *to,
 		close(dfrom);
 		return dto;
 	}
+	/* An empty directory at TO is replaced by the rename: held open
+	 * (never followed) to learn afterwards whether it is the one that
+	 * went. */
+	if (dm)
+		old = openat(dto, lto, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
 	/* Both ends are single components of scoped parents; renameat2
 	 * follows neither. */
 	r = renameat2(dfrom, lfrom, dto, lto, flags) < 0 ? -errno : 0;
 	close(dfrom);
 	close(dto);
+	if (old >= 0) {
+		if (r == 0 && fstat(old, &st) == 0 && st.st_nlink == 0)
+			dirmeta_forget_dir(dm, &st);
+		close(old);
+	}
+	if (r == 0 && dm && !dirmeta_rename(dm, cfrom, cto))
+		r = -ENOMEM;
 	return r;
 }
 
-SE_EXPORT int se_root_remove_tree(se_root *root, const char *path, unsigned int flags)
+SE_EXPORT int se_root_renameat(se_root *root, const char *from, const char *to,
+			       unsigned int flags)
+{
+	return root_renameat(root, from, to, flags, NULL);
+}
+
+int root_remove_tree(se_root *root, const char *path, unsigned int flags, struct dirmeta *dm)
 {
 	char clean[SE_PATH_MAX];
 	int r = clean_path(path, clean);
@@ -201,7 +240,12 @@ SE_EXPORT int se_root_remove_tree(se_root *root, const char *path, unsigned int 
 	/* The root itself is never removed. */
 	if (!clean[0] || flags)
 		return -EINVAL;
-	return remove_tree(&root->rs, clean);
+	return remove_tree_gone(&root->rs, clean, dm ? forget_gone : NULL, dm);
+}
+
+SE_EXPORT int se_root_remove_tree(se_root *root, const char *path, unsigned int flags)
+{
+	return root_remove_tree(root, path, flags, NULL);
 }
 
 SE_EXPORT void se_root_close(se_root *root)

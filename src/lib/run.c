@@ -335,6 +335,39 @@ SE_EXPORT int se_run_entry_dumpdir(se_run *run, struct archive *a, const char **
 	return input_dumpdir(&run->in, a, buf, len);
 }
 
+/*
+ * The directory metadata this run defers, for a rename or removal the
+ * caller makes in its root; NULL once it is applied (se_run_finish).
+ * -EINVAL without a root; -EOPNOTSUPP with SE_OPT_DURABLE, where what a
+ * run takes away must go through its journal, or SE_OPT_DRY_RUN.
+ */
+static int run_dirmeta(se_run *run, struct dirmeta **dm)
+{
+	if (!run || !run->root)
+		return -EINVAL;
+	if (run->pl.pol.opts & (SE_OPT_DURABLE | SE_OPT_DRY_RUN))
+		return -EOPNOTSUPP;
+	*dm = run->pl.finished ? NULL : &run->pl.dm;
+	return 0;
+}
+
+SE_EXPORT int se_run_renameat(se_run *run, const char *from, const char *to,
+			      unsigned int flags)
+{
+	struct dirmeta *dm;
+	int r = run_dirmeta(run, &dm);
+
+	return r < 0 ? r : root_renameat(run->root, from, to, flags, dm);
+}
+
+SE_EXPORT int se_run_remove_tree(se_run *run, const char *path, unsigned int flags)
+{
+	struct dirmeta *dm;
+	int r = run_dirmeta(run, &dm);
+
+	return r < 0 ? r : root_remove_tree(run->root, path, flags, dm);
+}
+
 /* ---- the archive loop -------------------------------------------------- */
 
 SE_EXPORT int se_run_entry(se_run *run, struct archive *a, struct archive_entry *e)

@@ -761,6 +761,77 @@ static void remove_tree_stays_inside(void)
 	unlink(p);
 }
 
+/*
+ * se_run_remove_tree and se_run_renameat while a run goes (GNU tar's
+ * incremental restore, from a directory record): the run's deferred
+ * directory metadata follows them.  A directory the run made and the
+ * caller removed is not looked for at the end (it was: "failed 'd'", GNU
+ * tar's incr10); one renamed gets its mode and times at its new name
+ * (incr11).  Only what the call itself removed is forgotten: a directory
+ * of the run's swapped out of the way by someone else before the call
+ * still fails at the end, never in silence.
+ */
+static const struct member three_dirs[] = {
+	{ 'd', "d/", NULL, NULL, NULL },
+	{ 'd', "d/sub/", NULL, NULL, NULL },
+	{ 'd', "e/", NULL, NULL, NULL },
+	{ 'd', "x/", NULL, NULL, NULL },
+	{ 0, NULL, NULL, NULL, NULL },
+};
+
+static void run_remove_and_rename_keep_deferred_metadata(void)
+{
+	struct seen s = { 0 };
+	char p[700], q[700];
+	struct stat st;
+	struct job j;
+	int rm, mv, verdict;
+
+	job_start(&j, true, 0, 0, &s);
+	job_feed(&j, three_dirs);
+	rm = se_run_remove_tree(j.run, "d", 0);
+	mv = se_run_renameat(j.run, "e", "e2", 0);
+	verdict = se_run_finish(j.run);
+	job_end(&j);
+	snprintf(p, sizeof(p), "%s/e2", dest);
+	tap_ok(rm == 0 && mv == 0 && verdict == 0 && s.failed == 0 && !exists("d"),
+	       "se_run_remove_tree of a directory the run made: the end does not look for it (verdict %d, %d failed)",
+	       verdict, s.failed);
+	tap_ok(stat(p, &st) == 0 && st.st_mtime == 1000000000,
+	       "se_run_renameat: the renamed directory gets its times at the new name");
+
+	/* Someone swaps d for a directory of their own before the removal:
+	 * that one goes, and the run's own d (moved to d.moved) is still
+	 * reported at the end. */
+	memset(&s, 0, sizeof(s));
+	job_start(&j, true, 0, 0, &s);
+	job_feed(&j, three_dirs);
+	snprintf(p, sizeof(p), "%s/d", dest);
+	snprintf(q, sizeof(q), "%s/d.moved", dest);
+	if (rename(p, q) < 0 || mkdir(p, 0755) < 0)
+		abort();
+	rm = se_run_remove_tree(j.run, "d", 0);
+	verdict = se_run_finish(j.run);
+	job_end(&j);
+	tap_ok(rm == 0 && verdict == 1 && s.failed >= 1 && exists("d.moved/sub"),
+	       "a directory swapped in before se_run_remove_tree: the run's own still fails at the end (verdict %d, %d failed)",
+	       verdict, s.failed);
+
+	/* Without a root, or with a journal to keep: refused. */
+	job_start(&j, true, 0, SE_OPT_DURABLE, NULL);
+	tap_ok(se_run_remove_tree(j.run, "x", 0) == -EOPNOTSUPP &&
+	       se_run_renameat(j.run, "x", "y", 0) == -EOPNOTSUPP,
+	       "se_run_remove_tree and se_run_renameat with SE_OPT_DURABLE: -EOPNOTSUPP");
+	job_end(&j);
+	{
+		se_run *run = se_run_new(NULL, 0);
+
+		tap_ok(run && se_run_remove_tree(run, "x", 0) == -EINVAL,
+		       "se_run_remove_tree without a root: -EINVAL");
+		se_run_free(run);
+	}
+}
+
 static void free_without_finish_leaves_no_temporary(void)
 {
 	struct job j;
@@ -1618,6 +1689,7 @@ static void (*const cases[])(void) = {
 	jobs_keep_archive_order,
 	after_entry_never_null,
 	jobs_caller_loop_frees_the_reader_before_finish,
+	run_remove_and_rename_keep_deferred_metadata,
 	helpers,
 };
 
