@@ -1147,6 +1147,11 @@ static struct outcome do_hardlink(struct pipeline *pl, struct fill_result *res)
 	} else {
 		if (commit_blocked(&pl->cm, p->path, &o))
 			return o;
+		/* A free name is linked by its whole path, as a file is made
+		 * (file_by_path()); anything else goes the parent's way. */
+		if (p->size <= 0 && !follows_links(pl) && commit_by_path_ok(&pl->cm) &&
+		    rs_link_by_path(pl->rs, p->target, p->path) == 0)
+			return ok(SE_CREATED);
 		dirfd = parent(pl, &leaf, &o);
 		if (dirfd < 0)
 			return o;

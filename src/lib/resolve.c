@@ -679,6 +679,17 @@ int rs_unlink_sibling(const struct resolver *r, const char *path,
 	return unlinkat(r->root_fd, at, r->at_scope) < 0 ? -errno : 0;
 }
 
+int rs_link_by_path(const struct resolver *r, const char *target,
+		    const char *path)
+{
+	if (!rs_by_path(r))
+		return -EOPNOTSUPP;
+	/* CVE-2016-5418 (libarchive): the target under the same scope as
+	 * every other name; kernel/0003 scopes both walks. */
+	return linkat(r->root_fd, target, r->root_fd, path, r->at_scope) < 0 ?
+	       -errno : 0;
+}
+
 /* ---- choosing a backend ----------------------------------------------- */
 
 static bool have_openat2(int root_fd)

@@ -156,4 +156,12 @@ int rs_rename_sibling(const struct resolver *r, const char *path,
 int rs_unlink_sibling(const struct resolver *r, const char *path,
 		      const char *leaf);
 
+/*
+ * Hard link TARGET (a cleaned archive path, its last component not
+ * followed) as PATH, both walks scoped by the kernel, with no parent fd;
+ * -EOPNOTSUPP without rs_by_path().  0 or -errno (-EEXIST: PATH is taken).
+ */
+int rs_link_by_path(const struct resolver *r, const char *target,
+		    const char *path);
+
 #endif
