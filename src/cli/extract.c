@@ -151,6 +151,9 @@ struct ui {
 	bool progress;			/* --progress and stderr is a terminal */
 	bool output_failed;		/* stdout could not be written */
 	uint64_t last_progress_ns;
+	/* The latest wall clock read for the future-timestamp warning:
+	 * an mtime at or before it needs no new read. */
+	struct timespec clock_seen;
 };
 
 static uint64_t now_ns(void)
@@ -232,12 +235,19 @@ static void entry_warnings(struct ui *ui, const struct se_entry *e)
 	if ((e->action == SE_CREATED || e->action == SE_REPLACED) && e->entry &&
 	    (ui->o->warnings & WARN_TIMESTAMP) && !(ui->o->flags & (CLI_TOUCH | CLI_LIST)) &&
 	    archive_entry_mtime_is_set(e->entry)) {
-		struct timespec now, mt = { archive_entry_mtime(e->entry),
-					    archive_entry_mtime_nsec(e->entry) };
+		struct timespec now = ui->clock_seen, mt = { archive_entry_mtime(e->entry),
+							     archive_entry_mtime_nsec(e->entry) };
 		char when[64];
 		struct tm tm;
 
+		/* As GNU tar, which compares with its start first: the clock
+		 * is read again only for an mtime past the last reading, not
+		 * once an entry (a system call where there is no vDSO
+		 * clock, as in the QEMU guest: issue 25). */
+		if (mt.tv_sec < now.tv_sec || (mt.tv_sec == now.tv_sec && mt.tv_nsec <= now.tv_nsec))
+			return;
 		clock_gettime(CLOCK_REALTIME, &now);
+		ui->clock_seen = now;
 		if (mt.tv_sec < now.tv_sec || (mt.tv_sec == now.tv_sec && mt.tv_nsec <= now.tv_nsec))
 			return;
 		if (!localtime_r(&mt.tv_sec, &tm) ||

@@ -355,6 +355,34 @@ struct outcome commit_object(const struct commit *c, int dirfd, const char *tmp,
 	return place(c, dirfd, tmp, leaf, path);
 }
 
+bool commit_by_path_ok(const struct commit *c)
+{
+	return rs_by_path(c->rs) && !journaling(c) &&
+	       !(c->opts & (SE_OPT_DURABLE | SE_OPT_KEEP_NEWER));
+}
+
+struct outcome commit_by_path(const struct commit *c, const char *tmp,
+			      const char *path)
+{
+	struct outcome o;
+	const char *leaf;
+	int r, dirfd;
+
+	r = rs_rename_sibling(c->rs, path, tmp, RENAME_NOREPLACE);
+	if (r == 0)
+		return ok(SE_CREATED);
+	/* The rare ways, as the other backends take them: in the parent,
+	 * resolved now under the same scope (never cached: CVE-2025-47290). */
+	dirfd = rs_open_parent(c->rs, path, false, 0, &leaf);
+	if (dirfd < 0) {
+		rs_unlink_sibling(c->rs, path, tmp);
+		return resolve_outcome(c->rs->in_root, -dirfd);
+	}
+	o = place(c, dirfd, tmp, leaf, path);
+	close(dirfd);
+	return o;
+}
+
 /* Before a symlink or special file is made at LEAF directly: with a
  * journal, -EEXIST when something stands there (it is replaced through a
  * temporary, the old one set aside), else "made" on record. */

@@ -54,6 +54,24 @@ struct outcome commit_object(const struct commit *c, int dirfd, const char *tmp,
 			     const char *name, const char *type);
 
 /*
+ * May a regular file of this run be made, filled and placed by its whole
+ * path, with no parent fd (rs_by_path(), and no policy that looks at the
+ * parent: --durable, --keep-newer-files)?
+ */
+bool commit_by_path_ok(const struct commit *c);
+
+/*
+ * commit_object() for a file made by path: TMP, the sibling of PATH
+ * (tmp_create_sibling()), renamed over PATH by the kernel's scoped
+ * renameat2 with no parent fd when the name is free; anything else (a name
+ * in the way, -k, no RENAME_NOREPLACE here) is decided by place() in the
+ * parent, opened then, as the other backends decide it.  On anything but
+ * SE_CREATED/SE_REPLACED, TMP is gone.
+ */
+struct outcome commit_by_path(const struct commit *c, const char *tmp,
+			      const char *path);
+
+/*
  * Make the plan's symlink, hardlink or special file at LEAF with MAKE:
  * directly when the name is free, else under a temporary committed over
  * it.  *AT is where the object now is (LEAF, or a pending temporary under

@@ -63,6 +63,7 @@ struct record {
 	int64_t trunc_to;		/* streamed: its size, when it ends in a hole */
 	char objkey[64 + 256];		/* modes that follow symlinks: identity */
 	bool dirty;			/* replaces a directory or symlink */
+	bool by_path;			/* no parent fd: tmp is PATH's sibling */
 };
 
 static struct record *rec_of(struct job *j)
@@ -338,14 +339,16 @@ static void rec_names(struct pipeline *pl, struct record *r, int delta)
 }
 
 /* Close a file record's descriptors, removing its temporary. */
-static void rec_discard(struct record *r)
+static void rec_discard(struct pipeline *pl, struct record *r)
 {
 	struct job *j = &r->job;
 
 	if (j->fd >= 0)
 		close(j->fd);
 	j->fd = -1;
-	if (j->tmp[0])
+	if (j->tmp[0] && r->by_path)
+		rs_unlink_sibling(pl->rs, r->path, j->tmp);
+	else if (j->tmp[0])
 		unlinkat(j->dirfd, j->tmp, 0);
 	if (j->dirfd >= 0)
 		close(j->dirfd);
@@ -370,13 +373,16 @@ static void rec_finish(struct pipeline *pl, struct record *r)
 		j->fd = -1;
 	}
 	if (j->kind != JOB_NOTHING) {
-		if (o.act == SE_CREATED) {
+		if (o.act == SE_CREATED && r->by_path) {
+			o = merge(commit_by_path(&pl->cm, j->tmp, r->path), j->meta);
+			j->tmp[0] = '\0';
+		} else if (o.act == SE_CREATED) {
 			o = commit_object(&pl->cm, j->dirfd, j->tmp, r->leaf, r->path,
 					  r->kind, r->name, r->type);
 			o = merge(o, j->meta);
 			j->tmp[0] = '\0';
 		}
-		rec_discard(r);
+		rec_discard(pl, r);
 		rec_names(pl, r, -1);
 	}
 	report(pl, r->name, r->path, r->type, o, r->bytes, r->have_sha ? r->sha : NULL,
@@ -402,7 +408,7 @@ static void drop_all(struct pipeline *pl)
 			continue;
 		}
 		if (j->kind != JOB_NOTHING) {
-			rec_discard(rec_of(j));
+			rec_discard(pl, rec_of(j));
 			rec_names(pl, rec_of(j), -1);
 		}
 		rec_free(rec_of(j));
@@ -656,12 +662,21 @@ static void linked_add(struct pipeline *pl, int fd)
 static void live_set(struct pipeline *pl, int dirfd, const char *name)
 {
 	pl->live.dirfd = dirfd;
+	pl->live.path = NULL;
 	snprintf(pl->live.name, sizeof(pl->live.name), "%s", name);
+}
+
+/* NAME, the sibling of PATH (which outlives the setting), made by path. */
+static void live_set_by_path(struct pipeline *pl, const char *path, const char *name)
+{
+	live_set(pl, -1, name);
+	pl->live.path = path;
 }
 
 static void live_clear(struct pipeline *pl)
 {
 	pl->live.dirfd = -1;
+	pl->live.path = NULL;
 	pl->live.name[0] = '\0';
 }
 
@@ -670,20 +685,22 @@ static bool want_digest(const struct pipeline *pl)
 	return pl->pol.opts & SE_OPT_SHA256;
 }
 
-/* A file written here, in the run's thread. */
+/*
+ * A file written here, in the run's thread, into FD, its temporary TMP:
+ * in DIRFD beside LEAF, or, when DIRFD is -1, made by path beside the
+ * plan's path (file_by_path()).
+ */
 static struct outcome file_here(struct pipeline *pl, int dirfd, const char *leaf,
-				struct fill_result *res)
+				int fd, const char *tmp, struct fill_result *res)
 {
 	struct plan *p = &pl->plan;
 	struct fd_sink fs;
 	struct outcome o, meta = ok(SE_CREATED);
-	char tmp[32];
-	int fd;
 
-	fd = tmp_create(&pl->tn, dirfd, tmp, p->own.mode);
-	if (fd < 0)
-		return resolve_outcome(pl->rs->in_root, -fd);
-	live_set(pl, dirfd, tmp);
+	if (dirfd < 0)
+		live_set_by_path(pl, p->path, tmp);
+	else
+		live_set(pl, dirfd, tmp);
 	if (p->nlink > 1)
 		linked_add(pl, fd);
 	fd_sink_init(&fs, fd);
@@ -697,11 +714,18 @@ static struct outcome file_here(struct pipeline *pl, int dirfd, const char *leaf
 	if (close(fd) < 0 && o.act == SE_CREATED)
 		o = write_failed("cannot write data", errno);
 	if (o.act != SE_CREATED) {
-		unlinkat(dirfd, tmp, 0);
+		if (dirfd < 0)
+			rs_unlink_sibling(pl->rs, p->path, tmp);
+		else
+			unlinkat(dirfd, tmp, 0);
 		live_clear(pl);
 		return o;
 	}
-	o = commit_object(&pl->cm, dirfd, tmp, leaf, p->path, p->kind, p->name, p->type);
+	if (dirfd < 0)
+		o = commit_by_path(&pl->cm, tmp, p->path);
+	else
+		o = commit_object(&pl->cm, dirfd, tmp, leaf, p->path, p->kind, p->name,
+				  p->type);
 	live_clear(pl);
 	return merge(o, meta);
 }
@@ -797,9 +821,11 @@ static void chunk_abandon(struct chunk_sink *cs)
  * A file for the writers: its data read here into the ring (in chunks
  * when it is large or sparse), then queued.  The name was resolved here,
  * in archive order; a tar member's temporary is made by the writer.
+ * DIRFD -1: made by path (file_by_path()), FD and TMP its temporary,
+ * made here.
  */
 static struct outcome file_pooled(struct pipeline *pl, int dirfd, const char *leaf,
-				  struct fill_result *res)
+				  int fd, const char *tmp, struct fill_result *res)
 {
 	struct plan *p = &pl->plan;
 	bool buffered = p->size >= 0 && p->size <= (int64_t)POOL_DATA_MAX && !p->sparse;
@@ -812,12 +838,18 @@ static struct outcome file_pooled(struct pipeline *pl, int dirfd, const char *le
 	    !(r->leaf = strdup(leaf))) {
 		if (r)
 			rec_free(r);
-		close(dirfd);
+		if (dirfd < 0) {
+			close(fd);
+			rs_unlink_sibling(pl->rs, p->path, tmp);
+		} else {
+			close(dirfd);
+		}
 		return fatal("out of memory", ENOMEM);
 	}
 	j = &r->job;
 	j->fd = -1;
 	j->dirfd = dirfd;
+	r->by_path = dirfd < 0;
 	j->o = ok(SE_CREATED);
 	r->type = p->type;
 	r->kind = p->kind;
@@ -825,16 +857,24 @@ static struct outcome file_pooled(struct pipeline *pl, int dirfd, const char *le
 	/* A tar member's data is exactly its size: a writer can make its
 	 * temporary.  A file with other links is made here, for the later
 	 * entries that may write into it (linked_add). */
-	j->create = buffered && p->nlink <= 1 &&
+	j->create = !r->by_path && buffered && p->nlink <= 1 &&
 		    (archive_format(pl->ar) & ARCHIVE_FORMAT_BASE_MASK) == ARCHIVE_FORMAT_TAR;
-	if (j->create) {
+	if (r->by_path) {
+		/* made in do_file(), which had to see that its directory
+		 * is there */
+		j->fd = fd;
+		snprintf(j->tmp, sizeof(j->tmp), "%s", tmp);
+		live_set_by_path(pl, r->path, j->tmp);
+		if (p->nlink > 1)
+			linked_add(pl, j->fd);
+	} else if (j->create) {
 		j->tmp_seq = tmp_reserve(&pl->tn, TMP_TRIES);
 	} else {
 		j->fd = tmp_create(&pl->tn, dirfd, j->tmp, p->own.mode);
 		if (j->fd < 0) {
 			o = resolve_outcome(pl->rs->in_root, -j->fd);
 			j->fd = -1;
-			rec_discard(r);
+			rec_discard(pl, r);
 			rec_free(r);
 			return o;
 		}
@@ -877,7 +917,7 @@ static struct outcome file_pooled(struct pipeline *pl, int dirfd, const char *le
 		/* The room of a buffered file is the newest: given back. */
 		if (j->kind == JOB_FILE)
 			pool_unreserve(pl->pool, j);
-		rec_discard(r);
+		rec_discard(pl, r);
 		rec_free(r);
 		live_clear(pl);
 		return pl->fatal ? dropped() : o;
@@ -920,13 +960,36 @@ static struct pool *pool_get(struct pipeline *pl)
 	return pl->pool;
 }
 
+/*
+ * Where the kernel scopes each call on a whole path by itself (the AT
+ * backend, resolve.h), a file's temporary is made beside its name by that
+ * path, and it is renamed the same way (commit_by_path()): no parent is
+ * opened and closed for it (issue 25).  Not in the modes whose writers
+ * compare parents by identity (in-root, --keep-directory-symlink), nor
+ * where the policy looks at the parent (commit_by_path_ok()).  An fd with
+ * TMP its name, or -1: nothing was made, and the file goes the way of the
+ * other backends, which makes missing directories (--durable's journal
+ * records them first: before_mkdir) and decides the errors their way.
+ */
+static int file_by_path(struct pipeline *pl, char tmp[32])
+{
+	const struct plan *p = &pl->plan;
+	int fd;
+
+	if (follows_links(pl) || !commit_by_path_ok(&pl->cm))
+		return -1;
+	fd = tmp_create_sibling(&pl->tn, pl->rs, p->path, tmp, p->own.mode);
+	return fd < 0 ? -1 : fd;
+}
+
 static struct outcome do_file(struct pipeline *pl, struct fill_result *res)
 {
 	struct plan *p = &pl->plan;
 	bool buffered = p->size >= 0 && p->size <= (int64_t)POOL_DATA_MAX && !p->sparse;
 	struct outcome o;
 	const char *leaf;
-	int dirfd;
+	char tmp[32];
+	int dirfd, fd;
 
 	if (commit_blocked(&pl->cm, p->path, &o))
 		return o;
@@ -936,6 +999,13 @@ static struct outcome do_file(struct pipeline *pl, struct fill_result *res)
 		if (pl->fatal)
 			return dropped();
 	}
+	fd = file_by_path(pl, tmp);
+	if (fd >= 0) {
+		leaf = strrchr(p->path, '/') ? strrchr(p->path, '/') + 1 : p->path;
+		if (pl->pool && pool_has_room(pl->pool, 1, buffered ? (size_t)p->size : 0, true))
+			return file_pooled(pl, -1, leaf, fd, tmp, res);
+		return file_here(pl, -1, leaf, fd, tmp, res);
+	}
 	dirfd = parent(pl, &leaf, &o);
 	if (dirfd < 0)
 		return o;
@@ -944,8 +1014,13 @@ static struct outcome do_file(struct pipeline *pl, struct fill_result *res)
 		return o;
 	}
 	if (pl->pool && pool_has_room(pl->pool, 1, buffered ? (size_t)p->size : 0, true))
-		return file_pooled(pl, dirfd, leaf, res);
-	o = file_here(pl, dirfd, leaf, res);
+		return file_pooled(pl, dirfd, leaf, -1, NULL, res);
+	fd = tmp_create(&pl->tn, dirfd, tmp, p->own.mode);
+	if (fd < 0) {
+		close(dirfd);
+		return resolve_outcome(pl->rs->in_root, -fd);
+	}
+	o = file_here(pl, dirfd, leaf, fd, tmp, res);
 	close(dirfd);
 	return o;
 }
@@ -1072,6 +1147,11 @@ static struct outcome do_hardlink(struct pipeline *pl, struct fill_result *res)
 	} else {
 		if (commit_blocked(&pl->cm, p->path, &o))
 			return o;
+		/* A free name is linked by its whole path, as a file is made
+		 * (file_by_path()); anything else goes the parent's way. */
+		if (p->size <= 0 && !follows_links(pl) && commit_by_path_ok(&pl->cm) &&
+		    rs_link_by_path(pl->rs, p->target, p->path) == 0)
+			return ok(SE_CREATED);
 		dirfd = parent(pl, &leaf, &o);
 		if (dirfd < 0)
 			return o;
@@ -1370,7 +1450,9 @@ bool pipe_finish(struct pipeline *pl)
 void pipe_cleanup(struct pipeline *pl)
 {
 	drop_all(pl);
-	if (pl->live.dirfd >= 0 && pl->live.name[0])
+	if (pl->live.path && pl->live.name[0])
+		rs_unlink_sibling(pl->rs, pl->live.path, pl->live.name);
+	else if (pl->live.dirfd >= 0 && pl->live.name[0])
 		unlinkat(pl->live.dirfd, pl->live.name, 0);
 	live_clear(pl);
 	durable_cleanup(&pl->dur);

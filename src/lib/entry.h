@@ -63,7 +63,11 @@ struct pipeline {
 	bool warned_absolute;
 	/* A temporary file that exists right now and must not outlive the
 	 * run (the one being written in the run's thread). */
-	struct { int dirfd; char name[32]; } live;
+	struct {
+		int dirfd;
+		char name[32];
+		const char *path;	/* made by path: NAME is its sibling */
+	} live;
 	/* Inodes of multi-link files this run made: the only ones a later
 	 * hardlink entry that carries data (cpio) may write into. */
 	struct { dev_t dev; ino_t ino; } *linked;

@@ -600,6 +600,96 @@ int rs_link(struct resolver *r, const char *target, int newdirfd,
 	return ret;
 }
 
+/* ---- files made by whole paths (the AT backend) ------------------------ */
+
+bool rs_by_path(const struct resolver *r)
+{
+	return r->backend == RS_AT && !r->keep_dir_links;
+}
+
+/* OUT := PATH's directory, "/", LEAF.  0 or -errno. */
+static int sibling_path(const char *path, const char *leaf, char *out, size_t n)
+{
+	const char *slash = strrchr(path, '/');
+	int dlen = slash ? (int)(slash - path) + 1 : 0;
+	int len = snprintf(out, n, "%.*s%s", dlen, path, leaf);
+
+	if (len < 0 || (size_t)len >= n)
+		return -ENAMETOOLONG;
+	return 0;
+}
+
+int rs_create_sibling(const struct resolver *r, const char *path,
+		      const char *leaf, mode_t mode)
+{
+	struct open_how how = {
+		.flags = O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC,
+		.mode = mode & 0777,
+		.resolve = r->resolve,
+	};
+	char at[SE_PATH_MAX];
+	int err, fd;
+
+	if (!rs_by_path(r))
+		return -EOPNOTSUPP;
+	err = sibling_path(path, leaf, at, sizeof(at));
+	if (err)
+		return err;
+	/* O_EXCL: a name planted under us is never opened.  The walk to
+	 * the directory is openat2's, under the root's scope; a ".." race
+	 * is asked again as in openat2_lookup(). */
+	for (int tries = 0;; tries++) {
+		fd = sys_openat2(r->root_fd, at, &how);
+		if (fd >= 0)
+			return fd;
+		if (errno == EAGAIN && tries < EAGAIN_RETRIES)
+			continue;
+		return -errno;
+	}
+}
+
+int rs_rename_sibling(const struct resolver *r, const char *path,
+		      const char *leaf, unsigned int flags)
+{
+	char from[SE_PATH_MAX];
+	int err;
+
+	if (!rs_by_path(r))
+		return -EOPNOTSUPP;
+	err = sibling_path(path, leaf, from, sizeof(from));
+	if (err)
+		return err;
+	/* Both parent walks are scoped (kernel/0008); the last components
+	 * are never followed. */
+	return renameat2(r->root_fd, from, r->root_fd, path,
+			 flags | r->at_scope) < 0 ? -errno : 0;
+}
+
+int rs_unlink_sibling(const struct resolver *r, const char *path,
+		      const char *leaf)
+{
+	char at[SE_PATH_MAX];
+	int err;
+
+	if (!rs_by_path(r))
+		return -EOPNOTSUPP;
+	err = sibling_path(path, leaf, at, sizeof(at));
+	if (err)
+		return err;
+	return unlinkat(r->root_fd, at, r->at_scope) < 0 ? -errno : 0;
+}
+
+int rs_link_by_path(const struct resolver *r, const char *target,
+		    const char *path)
+{
+	if (!rs_by_path(r))
+		return -EOPNOTSUPP;
+	/* CVE-2016-5418 (libarchive): the target under the same scope as
+	 * every other name; kernel/0003 scopes both walks. */
+	return linkat(r->root_fd, target, r->root_fd, path, r->at_scope) < 0 ?
+	       -errno : 0;
+}
+
 /* ---- choosing a backend ----------------------------------------------- */
 
 static bool have_openat2(int root_fd)

@@ -127,4 +127,41 @@ void rs_note_link(struct resolver *r, const struct stat *st);
 int rs_link(struct resolver *r, const char *target, int newdirfd,
 	    const char *newleaf);
 
+/*
+ * Files made by whole paths, with no parent fd.  With the AT backend the
+ * kernel scopes every call on a whole path from the root fd by itself, so
+ * a file is created with openat2, renamed with a scoped renameat2 and
+ * removed with a scoped unlinkat, and no parent is opened and closed for
+ * it.  True only then (not with --keep-directory-symlink, whose links the
+ * kernel's scope refuses); the other backends keep their parent fds.
+ */
+bool rs_by_path(const struct resolver *r);
+
+/*
+ * The three calls on LEAF, one component in the directory of PATH (a
+ * cleaned archive path): the sibling of PATH that a temporary is, so that
+ * the temporary and its final name are always in one directory.  Each walk
+ * from the root is scoped by the kernel like every other lookup here.
+ * Without rs_by_path() they fail with -EOPNOTSUPP.
+ *
+ * rs_create_sibling: a new regular file, O_EXCL, opened O_WRONLY; an fd or
+ * -errno (-ENOENT: a directory on the way is missing).
+ * rs_rename_sibling: LEAF over PATH with the RENAME_* FLAGS; 0 or -errno.
+ * rs_unlink_sibling: LEAF removed; 0 or -errno.
+ */
+int rs_create_sibling(const struct resolver *r, const char *path,
+		      const char *leaf, mode_t mode);
+int rs_rename_sibling(const struct resolver *r, const char *path,
+		      const char *leaf, unsigned int flags);
+int rs_unlink_sibling(const struct resolver *r, const char *path,
+		      const char *leaf);
+
+/*
+ * Hard link TARGET (a cleaned archive path, its last component not
+ * followed) as PATH, both walks scoped by the kernel, with no parent fd;
+ * -EOPNOTSUPP without rs_by_path().  0 or -errno (-EEXIST: PATH is taken).
+ */
+int rs_link_by_path(const struct resolver *r, const char *target,
+		    const char *path);
+
 #endif

@@ -13,6 +13,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "resolve.h"
 #include "sha256.h"
 #include "tmpname.h"
 
@@ -84,6 +85,20 @@ int tmp_create_at(const struct tmpnames *t, uint64_t seq, int dirfd,
 int tmp_create(struct tmpnames *t, int dirfd, char tmp[32], mode_t mode)
 {
 	return tmp_create_at(t, tmp_reserve(t, TMP_TRIES), dirfd, tmp, mode);
+}
+
+int tmp_create_sibling(struct tmpnames *t, const struct resolver *rs,
+		       const char *path, char tmp[32], mode_t mode)
+{
+	uint64_t seq = tmp_reserve(t, TMP_TRIES);
+	int fd;
+
+	for (unsigned int tries = 0;; tries++) {
+		tmp_name_at(t, seq + tries, tmp);
+		fd = rs_create_sibling(rs, path, tmp, mode);
+		if (fd != -EEXIST || tries + 1 >= TMP_TRIES)
+			return fd;
+	}
 }
 
 bool tmp_is_name(const char *name)

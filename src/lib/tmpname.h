@@ -10,6 +10,8 @@
 #include <stdint.h>
 #include <sys/types.h>
 
+struct resolver;
+
 #define TMP_PREFIX ".safe-extract-"
 #define TMP_TRIES 9
 
@@ -29,6 +31,9 @@ void tmp_name(struct tmpnames *t, char out[32]);
 int tmp_create_at(const struct tmpnames *t, uint64_t seq, int dirfd,
 		  char tmp[32], mode_t mode);
 int tmp_create(struct tmpnames *t, int dirfd, char tmp[32], mode_t mode);
+/* The same beside PATH, with no parent fd (rs_by_path()): an fd or -errno. */
+int tmp_create_sibling(struct tmpnames *t, const struct resolver *rs,
+		       const char *path, char tmp[32], mode_t mode);
 /* Is NAME one that tmp_name_at() makes (the prefix and 12 hex digits)? */
 bool tmp_is_name(const char *name);
 
