@@ -134,6 +134,11 @@ int rs_link(struct resolver *r, const char *target, int newdirfd,
  * removed with a scoped unlinkat, and no parent is opened and closed for
  * it.  True only then (not with --keep-directory-symlink, whose links the
  * kernel's scope refuses); the other backends keep their parent fds.
+ * The price: no fd holds the temporary's directory, so another process
+ * that renames that directory inside DEST between the create and the
+ * rename strands the temporary there (inside DEST, never outside; the
+ * entry fails with a message).  An archive alone cannot do it: the run
+ * makes its entries one after the other.
  */
 bool rs_by_path(const struct resolver *r);
 
