@@ -199,8 +199,8 @@ se_run *se_run_new(se_root *root, unsigned long long opts);
 void se_run_set_umask(se_run *run, mode_t mask);
 
 /*
- * Threads the run may use (1 to SE_JOBS_MAX; 1, the default, is a plain
- * sequential run in the caller's thread).  With N > 1, an xz stream is
+ * Threads the run may use (1 to SE_JOBS_MAX, or SE_JOBS_AUTO; 1, the
+ * default, is a plain sequential run in the caller's thread).  With N > 1, an xz stream is
  * decoded by N threads and gzip, xz and zstd in a thread beside the
  * writing; regular files' data, owner, mode and times are written by
  * N writer threads while the caller's thread reads on.  Every name is
@@ -212,8 +212,16 @@ void se_run_set_umask(se_run *run, mode_t mask);
  * of a later entry may come before the AFTER callback of an earlier one,
  * and after se_run_entry() returns, the entry may still be in flight
  * (se_run_archive() and se_run_finish() wait for all of them).
+ *
+ * SE_JOBS_AUTO (the command line's default): threads only where they
+ * pay, chosen by the work: a gzip, xz or zstd stream is decoded in a
+ * thread beside the writing (xz by as many threads as the process has
+ * CPUs), and the caller's thread writes every file, as with 1.  Writer
+ * threads cost more than they saved on every workload measured (issue
+ * 25), so they run only when N > 1 asks for them.  Since 0.3.
  */
 #define SE_JOBS_MAX 64
+#define SE_JOBS_AUTO 0u
 int se_run_set_jobs(se_run *run, unsigned int n);
 
 /* Memory that xz decoder threads may share (default 64 MiB): a stream

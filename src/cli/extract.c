@@ -954,7 +954,8 @@ static se_root *open_root(const struct cli_options *o)
 /* Give the run the command's policy.  False when out of memory. */
 /*
  * --jobs, or SAFE_EXTRACT_JOBS (how the test suite runs everything with
- * one thread and with four), or the CPUs this process may run on.
+ * one thread and with four), or SE_JOBS_AUTO: the library's threads where
+ * they pay (a decoder thread, no writer threads: issue 25).
  */
 static unsigned int cli_jobs(const struct cli_options *o)
 {
@@ -977,8 +978,7 @@ static unsigned int cli_jobs(const struct cli_options *o)
 		cli_warn("SAFE_EXTRACT_JOBS: '%s' is not a number from 1 to %d; ignored",
 			 env, SE_JOBS_MAX);
 	}
-	n = sysconf(_SC_NPROCESSORS_ONLN);
-	return n < 1 ? 1 : n > SE_JOBS_MAX ? SE_JOBS_MAX : (unsigned int)n;
+	return SE_JOBS_AUTO;
 }
 
 /*

@@ -1375,10 +1375,10 @@ static void jobs_keep_archive_order(void)
 	m[k] = (struct member){ 0, NULL, NULL };
 
 	job_start(&j, true, 0, 0, NULL);
-	tap_ok(se_run_set_jobs(j.run, 0) == -EINVAL &&
-	       se_run_set_jobs(j.run, SE_JOBS_MAX + 1) == -EINVAL &&
+	tap_ok(se_run_set_jobs(j.run, SE_JOBS_MAX + 1) == -EINVAL &&
+	       se_run_set_jobs(j.run, SE_JOBS_AUTO) == 0 &&
 	       se_run_set_xz_memlimit(j.run, 0) == -EINVAL,
-	       "se_run_set_jobs: 0 and more than SE_JOBS_MAX are EINVAL; no xz memory is EINVAL");
+	       "se_run_set_jobs: more than SE_JOBS_MAX is EINVAL, SE_JOBS_AUTO is taken; no xz memory is EINVAL");
 	tap_ok(se_run_set_jobs(j.run, 4) == 0, "se_run_set_jobs(4)");
 	se_run_set_callback(j.run, order_cb, &o);
 	r = job_feed(&j, m);
