@@ -49,6 +49,7 @@
 #include <time.h>
 #include <unistd.h>
 #include <sys/mount.h>
+#include <sys/resource.h>
 #include <sys/stat.h>
 #include <sys/sysmacros.h>
 #include <sys/types.h>
@@ -424,7 +425,10 @@ static int write_text(const char *path, const char *text)
 	return n == (ssize_t)strlen(text) ? 0 : -1;
 }
 
-/* rm -rf below DFD's NAME, by fd so that long trees are no problem. */
+/* rm -rf below DFD's NAME, by fd so that long trees are no problem.  One
+ * fd a level: main() raises the descriptor limit for the 1,100-deep case
+ * (resource-nest-1100), which otherwise stayed, unremoved, in every
+ * later case's DEST and walk (a quarter of a guest lane's time). */
 static void rmtree_at(int dfd, const char *name)
 {
 	struct dirent *de;
@@ -462,8 +466,16 @@ static void rmtree(const char *path)
 static int make_sandbox(void)
 {
 	char p[PATH_MAX + 32];
+	struct stat st;
 
 	rmtree(box);
+	/* What the last case left must be gone: a tree it could not
+	 * remove would sit in every later case's DEST (and every later
+	 * walk of it). */
+	if (lstat(box, &st) == 0) {
+		errno = ENOTEMPTY;
+		return -1;
+	}
 	snprintf(p, sizeof(p), "%s/canary/dir", S);
 	if (mkdir_p(dest) || mkdir_p(p) || mkdir_p(outdir))
 		return -1;
@@ -1218,6 +1230,15 @@ int main(int argc, char **argv)
 
 	if (argc > 1 && !strcmp(argv[1], "--snapshot"))
 		return snapshot_main(argc, argv);
+	{
+		struct rlimit rl;
+
+		/* rmtree() holds one fd a level of a tree the cases make. */
+		if (getrlimit(RLIMIT_NOFILE, &rl) == 0 && rl.rlim_cur < rl.rlim_max) {
+			rl.rlim_cur = rl.rlim_max;
+			setrlimit(RLIMIT_NOFILE, &rl);
+		}
+	}
 	for (i = 1; i < argc; i++) {
 		if (!strcmp(argv[i], "--dir") && i + 1 < argc)
 			here = argv[++i];
