@@ -209,11 +209,67 @@ static struct stream_pos stream_now(const struct pipeline *pl)
 				    input_verified(pl->in, pl->ar) };
 }
 
-static void unchecked_free(struct unchecked *u)
+/* Drop the entries before FIRST_UNV and the names only they used: the
+ * live ones move to the front of both arrays.  With today's readers a
+ * check covers everything the format has read (a trailer is checked
+ * before the data after it is decoded), so the list empties whole at each
+ * one; this keeps the memory bounded should a check ever land between
+ * entries. */
+static void unchecked_compact(struct pipeline *pl)
 {
-	free(u->name);
-	free(u->path);
-	u->name = u->path = NULL;
+	size_t live = pl->n_unv - pl->first_unv;
+	uint32_t base;
+
+	if (live == 0) {
+		pl->first_unv = pl->n_unv = pl->text_len = 0;
+		return;
+	}
+	if (pl->first_unv == 0)
+		return;
+	base = pl->unv[pl->first_unv].name;	/* the oldest live name */
+	memmove(pl->unv, pl->unv + pl->first_unv, live * sizeof(*pl->unv));
+	memmove(pl->unv_text, pl->unv_text + base, pl->text_len - base);
+	pl->text_len -= base;
+	for (size_t i = 0; i < live; i++) {
+		pl->unv[i].name -= base;
+		pl->unv[i].path -= base;
+	}
+	pl->n_unv = live;
+	pl->first_unv = 0;
+}
+
+/* Room for N more bytes of names and one more entry; false when the
+ * list is full (UNCHECKED_MAX, UNCHECKED_TEXT_MAX) or memory ran out. */
+static bool unchecked_room(struct pipeline *pl, size_t n)
+{
+	if (pl->n_unv - pl->first_unv >= UNCHECKED_MAX)
+		return false;
+	if (pl->first_unv > 0 && (pl->n_unv == pl->cap_unv || pl->text_len + n > pl->text_cap ||
+				   pl->text_len + n > UNCHECKED_TEXT_MAX))
+		unchecked_compact(pl);
+	if (pl->text_len + n > UNCHECKED_TEXT_MAX)
+		return false;
+	if (pl->n_unv == pl->cap_unv) {
+		size_t cap = pl->cap_unv ? pl->cap_unv * 2 : 64;
+		struct unchecked *u = realloc(pl->unv, cap * sizeof(*u));
+
+		if (!u)
+			return false;
+		pl->unv = u;
+		pl->cap_unv = cap;
+	}
+	if (pl->text_len + n > pl->text_cap) {
+		size_t cap = pl->text_cap ? pl->text_cap : 4096;
+		char *t;
+
+		while (cap < pl->text_len + n)
+			cap *= 2;
+		if (!(t = realloc(pl->unv_text, cap)))
+			return false;
+		pl->unv_text = t;
+		pl->text_cap = cap;
+	}
+	return true;
 }
 
 /*
@@ -227,44 +283,32 @@ static void unchecked_free(struct unchecked *u)
 static void unchecked_note(struct pipeline *pl, const char *name, const char *path,
 			   const char *type, struct outcome o, struct stream_pos at)
 {
-	struct unchecked *u;
+	size_t ln, lp;
+	bool same;
 
 	while (pl->first_unv < pl->n_unv && pl->unv[pl->first_unv].end <= at.verified)
-		unchecked_free(&pl->unv[pl->first_unv++]);
+		pl->first_unv++;
 	if (pl->first_unv == pl->n_unv)
-		pl->first_unv = pl->n_unv = 0;
+		pl->first_unv = pl->n_unv = pl->text_len = 0;
 	if ((o.act != SE_CREATED && o.act != SE_REPLACED && o.act != SE_INCOMPLETE) ||
 	    at.end <= at.verified || (pl->pol.opts & (SE_OPT_DURABLE | SE_OPT_DRY_RUN)))
 		return;
-	if (pl->n_unv - pl->first_unv >= UNCHECKED_MAX) {
+	ln = strlen(name) + 1;
+	same = strcmp(name, path) == 0;		/* most entries: kept once */
+	lp = same ? 0 : strlen(path) + 1;
+	if (!unchecked_room(pl, ln + lp)) {
 		pl->unv_dropped++;
 		return;
 	}
-	if (pl->first_unv > 0 && pl->n_unv == pl->cap_unv) {
-		memmove(pl->unv, pl->unv + pl->first_unv,
-			(pl->n_unv - pl->first_unv) * sizeof(*pl->unv));
-		pl->n_unv -= pl->first_unv;
-		pl->first_unv = 0;
-	}
-	if (pl->n_unv == pl->cap_unv) {
-		size_t cap = pl->cap_unv ? pl->cap_unv * 2 : 64;
-		struct unchecked *n = realloc(pl->unv, cap * sizeof(*n));
-
-		if (!n) {
-			pl->unv_dropped++;
-			return;
-		}
-		pl->unv = n;
-		pl->cap_unv = cap;
-	}
-	u = &pl->unv[pl->n_unv];
-	*u = (struct unchecked){ strdup(name), strdup(path), type, at.end };
-	if (!u->name || !u->path) {
-		unchecked_free(u);
-		pl->unv_dropped++;
-		return;
-	}
-	pl->n_unv++;
+	memcpy(pl->unv_text + pl->text_len, name, ln);
+	if (!same)
+		memcpy(pl->unv_text + pl->text_len + ln, path, lp);
+	/* Offsets fit: the text stays under UNCHECKED_TEXT_MAX. */
+	pl->unv[pl->n_unv++] = (struct unchecked){
+		(uint32_t)pl->text_len, (uint32_t)(same ? pl->text_len : pl->text_len + ln), type,
+		at.end
+	};
+	pl->text_len += ln + lp;
 }
 
 static void report(struct pipeline *pl, const char *name, const char *path,
@@ -290,7 +334,7 @@ void pipe_unverified(struct pipeline *pl, const char *why)
 	for (size_t i = pl->first_unv; i < pl->n_unv; i++) {
 		struct unchecked *u = &pl->unv[i];
 		struct report_rec rec = {
-			u->name, u->path, u->type,
+			pl->unv_text + u->name, pl->unv_text + u->path, u->type,
 			(struct outcome){ SE_UNVERIFIED, reason, EILSEQ, false }, 0, NULL, NULL
 		};
 
@@ -299,16 +343,14 @@ void pipe_unverified(struct pipeline *pl, const char *why)
 	}
 	if (pl->unv_dropped)
 		report_log(&pl->rep, SE_LOG_ERROR,
-			   "up to %llu more entries were written unverified (not listed: more than %d)",
-			   (unsigned long long)pl->unv_dropped, UNCHECKED_MAX);
+			   "up to %llu more entries were written unverified (not listed: past %d entries or %u MiB of names)",
+			   (unsigned long long)pl->unv_dropped, UNCHECKED_MAX, UNCHECKED_TEXT_MAX >> 20);
 	pipe_verified(pl);
 }
 
 void pipe_verified(struct pipeline *pl)
 {
-	for (size_t i = pl->first_unv; i < pl->n_unv; i++)
-		unchecked_free(&pl->unv[i]);
-	pl->first_unv = pl->n_unv = 0;
+	pl->first_unv = pl->n_unv = pl->text_len = 0;
 	pl->unv_dropped = 0;
 }
 
@@ -1475,6 +1517,9 @@ void pipe_free(struct pipeline *pl)
 	free(pl->unv);
 	pl->unv = NULL;
 	pl->cap_unv = 0;
+	free(pl->unv_text);
+	pl->unv_text = NULL;
+	pl->text_cap = 0;
 	plan_free(&pl->plan);
 	layer_free(&pl->layer);
 	policy_free(&pl->pol);

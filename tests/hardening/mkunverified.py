@@ -16,6 +16,11 @@ still decodes):
                        blocks: still a valid frame, its checksum wrong)
   one-stream.tar.xz    one xz stream of one block, its CRC64 check wrong
   good.tar.gz          the same tar, undamaged
+  many-members.tar.gz  another tar, of 2,000 files of 3,000 bytes with
+                       86-byte names, in four gzip members cut across
+                       entries (at 1.3, 2.6 and 3.9 MB), the last one's
+                       CRC32 wrong.  many-members.first: the first file
+                       whose header is in that member.
 
 and DIR/split, the number of files in the first member or frame.
 """
@@ -106,6 +111,54 @@ def xz_bad_check(data):
     return bytes(xz)
 
 
+def many_members(out):
+    """The list of unverified entries as members verify while it grows."""
+    rnd = random.Random(11)
+    buf = io.BytesIO()
+    starts = []
+    with tarfile.open(fileobj=buf, mode="w", format=tarfile.USTAR_FORMAT) as t:
+        for i in range(2000):
+            info = tarfile.TarInfo("m%04d-" % i + "x" * 80)
+            data = rnd.randbytes(3000)
+            info.size = len(data)
+            info.mtime = 1700000000
+            starts.append((buf.tell(), info.name))
+            t.addfile(info, io.BytesIO(data))
+    data = buf.getvalue()
+    # Members of 1.3 MB, more than the decoder reads ahead (a 1 MiB ring
+    # with --jobs=2), so that entries wait for each trailer; the last one
+    # from 3.9 MB to the end.
+    cuts = [0, 1300000, 2600000, 3900000]
+    gz = b""
+    for i, c in enumerate(cuts):
+        last = i == len(cuts) - 1
+        part = data[c:] if last else data[c:cuts[i + 1]]
+        gz += gzip_member(part, crc=zlib.crc32(part) ^ 1 if last else None)
+    first = next(n for s, n in starts if s >= cuts[-1])
+    with open(os.path.join(out, "many-members.tar.gz"), "wb") as f:
+        f.write(gz)
+    with open(os.path.join(out, "many-members.first"), "w") as f:
+        f.write(first + "\n")
+
+
+def many_names(out):
+    """More names than the list keeps: 40,000 empty files with 64-byte
+    names (2.6 MB of names) in one gzip member whose CRC32 is wrong."""
+    buf = io.BytesIO()
+    with tarfile.open(fileobj=buf, mode="w", format=tarfile.USTAR_FORMAT) as t:
+        for i in range(40000):
+            info = tarfile.TarInfo("n%05d-" % i + "x" * 57)
+            info.mtime = 1700000000
+            t.addfile(info)
+    data = buf.getvalue()
+    c = zlib.compressobj(6, zlib.DEFLATED, -15)
+    body = c.compress(data) + c.flush()
+    with open(os.path.join(out, "many-names.tar.gz"), "wb") as f:
+        f.write(b"\x1f\x8b\x08\x00\x00\x00\x00\x00\x00\xff" + body +
+                struct.pack("<II", (zlib.crc32(data) ^ 1) & 0xFFFFFFFF,
+                            len(data) & 0xFFFFFFFF))
+
+
 def main():
     out = sys.argv[1]
     data, off = tar_bytes()
@@ -129,6 +182,8 @@ def main():
     write("two-frames.tar.zst", first + bytes(second))
     write("one-stream.tar.xz", xz_bad_check(data))
     write("split", b"%d\n" % SPLIT)
+    many_members(out)
+    many_names(out)
 
 
 if __name__ == "__main__":
