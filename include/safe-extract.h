@@ -224,7 +224,7 @@ void se_run_set_umask(se_run *run, mode_t mask);
 #define SE_JOBS_AUTO 0u
 int se_run_set_jobs(se_run *run, unsigned int n);
 
-/* Memory that xz decoder threads may share (default 64 MiB): a stream
+/* Memory that xz decoder threads may share (default 80 MiB): a stream
  * whose blocks need more is decoded in one thread.  One that needs more
  * than 1 GiB even then is refused. */
 int se_run_set_xz_memlimit(se_run *run, uint64_t bytes);

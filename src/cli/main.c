@@ -255,7 +255,7 @@ static void usage(FILE *f)
 "                         one reads (1: one thread does everything; default:\n"
 "                         a decoder thread for compressed input, no writer\n"
 "                         threads).  The result is the same for every N\n"
-"      --xz-memory=MIB    memory xz decoder threads may share (default 64);\n"
+"      --xz-memory=MIB    memory xz decoder threads may share (default 80);\n"
 "                         a stream needing more is decoded in one thread\n"
 "      --oci-layer=LAYER  apply LAYER (tar, tar.gz, tar.zst) as an OCI image\n"
 "                         layer on top of DEST: .wh.NAME removes NAME and\n"
