@@ -514,7 +514,14 @@ int se_run_entry_dumpdir(se_run *run, struct archive *a, const char **buf, size_
  * -EINVAL for a run without a root, -EOPNOTSUPP with SE_OPT_DURABLE (a
  * removal there must go through the journal) or SE_OPT_DRY_RUN.  Since
  * 0.3.
+ *
+ * SE_RENAME_MAKE_PARENTS (se_run_renameat only): when a directory above
+ * TO is missing and FROM exists, the missing directories are made first
+ * (mode 0777 less the run's umask, each inside its scoped parent, as an
+ * entry's are) and the rename is made; GNU tar's incremental restore
+ * does so for a directory renamed into one the dump makes later.
  */
+#define SE_RENAME_MAKE_PARENTS (1u << 16)
 int se_run_renameat(se_run *run, const char *from, const char *to, unsigned int flags);
 int se_run_remove_tree(se_run *run, const char *path, unsigned int flags);
 

@@ -136,6 +136,7 @@ TAR_FIDELITY_TESTS = \
 	tests/incremental-concatenated.test \
 	tests/incremental-cyclic-renames.test \
 	tests/incremental-renamed-directory.test \
+	tests/incremental-rename-into-new-directory.test \
 	tests/xattrs-percent.test \
 	tests/lzop-sandbox.test
 TESTS += $(TAR_FIDELITY_TESTS)

@@ -59,7 +59,7 @@ static int do_rename(se_root *root, const struct incr_ctx *c, const char *from, 
 		     unsigned int flags)
 {
 	return c->run ? se_run_renameat(c->run, from, to, flags) :
-			se_root_renameat(root, from, to, flags);
+			se_root_renameat(root, from, to, flags & ~SE_RENAME_MAKE_PARENTS);
 }
 
 static int do_remove(se_root *root, const struct incr_ctx *c, const char *path)
@@ -163,10 +163,12 @@ static int renames(se_root *root, const char *dump, size_t len, const struct inc
 			from = stub;
 			if (!*from)
 				continue;	/* the stub was never made: said then */
-			r = do_rename(root, c, from, to, 0);
+			r = do_rename(root, c, from, to, SE_RENAME_MAKE_PARENTS);
 			stub[0] = '\0';
 		} else {
-			r = do_rename(root, c, from, to, 0);
+			/* As tar: into a directory the dump makes later, the
+			 * rename makes it first (tar's rename_directory). */
+			r = do_rename(root, c, from, to, SE_RENAME_MAKE_PARENTS);
 		}
 		if (r == -ENOENT)
 			continue;

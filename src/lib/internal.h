@@ -32,10 +32,12 @@ struct dirmeta;
  * deferred directory metadata, or NULL) that metadata kept true to what
  * they did: the records of a directory renamed follow it, those of a
  * directory removed or replaced (found gone by its own fd, nlink 0) are
- * forgotten.  se_run_renameat() and se_run_remove_tree().
+ * forgotten.  se_run_renameat() and se_run_remove_tree().  MKPARENTS:
+ * NULL, or the mode of the directories made above TO when they are
+ * missing and FROM exists (SE_RENAME_MAKE_PARENTS).
  */
 int root_renameat(se_root *root, const char *from, const char *to, unsigned int flags,
-		  struct dirmeta *dm);
+		  struct dirmeta *dm, const mode_t *mkparents);
 int root_remove_tree(se_root *root, const char *path, unsigned int flags, struct dirmeta *dm);
 
 #endif

@@ -182,7 +182,7 @@ static void forget_gone(void *data, const struct stat *st)
 }
 
 int root_renameat(se_root *root, const char *from, const char *to, unsigned int flags,
-		  struct dirmeta *dm)
+		  struct dirmeta *dm, const mode_t *mkparents)
 {
 	char cfrom[SE_PATH_MAX], cto[SE_PATH_MAX];
 	const char *lfrom, *lto;
@@ -200,6 +200,11 @@ int root_renameat(se_root *root, const char *from, const char *to, unsigned int 
 	if (dfrom < 0)
 		return dfrom;
 	dto = rs_open_parent(&root->rs, cto, false, 0, &lto);
+	/* Directories are made only for a rename that can then be made:
+	 * FROM, one component in its scoped parent, not followed. */
+	if (dto == -ENOENT && mkparents &&
+	    fstatat(dfrom, lfrom, &st, AT_SYMLINK_NOFOLLOW) == 0)
+		dto = rs_open_parent(&root->rs, cto, true, *mkparents, &lto);
 	if (dto < 0) {
 		close(dfrom);
 		return dto;
@@ -227,7 +232,7 @@ int root_renameat(se_root *root, const char *from, const char *to, unsigned int 
 SE_EXPORT int se_root_renameat(se_root *root, const char *from, const char *to,
 			       unsigned int flags)
 {
-	return root_renameat(root, from, to, flags, NULL);
+	return root_renameat(root, from, to, flags, NULL, NULL);
 }
 
 int root_remove_tree(se_root *root, const char *path, unsigned int flags, struct dirmeta *dm)

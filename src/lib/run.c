@@ -384,8 +384,13 @@ SE_EXPORT int se_run_renameat(se_run *run, const char *from, const char *to,
 {
 	struct dirmeta *dm;
 	int r = run_dirmeta(run, &dm);
+	mode_t mode;
 
-	return r < 0 ? r : root_renameat(run->root, from, to, flags, dm);
+	if (r < 0)
+		return r;
+	mode = 0777 & ~run->pl.pol.umask;
+	return root_renameat(run->root, from, to, flags & ~SE_RENAME_MAKE_PARENTS, dm,
+			     (flags & SE_RENAME_MAKE_PARENTS) ? &mode : NULL);
 }
 
 SE_EXPORT int se_run_remove_tree(se_run *run, const char *path, unsigned int flags)

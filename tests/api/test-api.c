@@ -832,6 +832,44 @@ static void run_remove_and_rename_keep_deferred_metadata(void)
 	}
 }
 
+/*
+ * SE_RENAME_MAKE_PARENTS: a rename into directories that do not exist yet
+ * makes them (GNU tar's incremental restore of a directory renamed into a
+ * new one), only when FROM exists, and only inside DEST: a symlink planted
+ * on the way to TO is never followed, nothing is made outside.
+ */
+static void run_rename_makes_missing_parents_inside(void)
+{
+	char p[700];
+	struct seen s = { 0 };
+	struct stat st;
+	struct job j;
+	int mk, none, planted, verdict;
+
+	job_start(&j, true, 0, 0, &s);
+	job_feed(&j, three_dirs);
+	snprintf(p, sizeof(p), "%s/lnk", dest);
+	if (symlink(outside, p) < 0)
+		abort();
+	mk = se_run_renameat(j.run, "e", "n1/n2/e", SE_RENAME_MAKE_PARENTS);
+	none = se_run_renameat(j.run, "nosuch", "m1/m2/z", SE_RENAME_MAKE_PARENTS);
+	planted = se_run_renameat(j.run, "x", "lnk/p/x", SE_RENAME_MAKE_PARENTS);
+	verdict = se_run_finish(j.run);
+	job_end(&j);
+	snprintf(p, sizeof(p), "%s/n1/n2/e", dest);
+	tap_ok(mk == 0 && stat(p, &st) == 0 && S_ISDIR(st.st_mode) && st.st_mtime == 1000000000 &&
+	       !exists("e") && verdict == 0,
+	       "SE_RENAME_MAKE_PARENTS: n1/n2 made, e renamed into it with its times (%d, verdict %d)",
+	       mk, verdict);
+	tap_ok(none == -ENOENT && !exists("m1"),
+	       "SE_RENAME_MAKE_PARENTS with FROM missing: -ENOENT, no directory made (%d)", none);
+	tap_ok(planted < 0 && exists("x") && !outside_file("p", false),
+	       "SE_RENAME_MAKE_PARENTS through a planted symlink: refused (%d), nothing made outside",
+	       planted);
+	snprintf(p, sizeof(p), "%s/lnk", dest);
+	unlink(p);
+}
+
 static void free_without_finish_leaves_no_temporary(void)
 {
 	struct job j;
@@ -1690,6 +1728,7 @@ static void (*const cases[])(void) = {
 	after_entry_never_null,
 	jobs_caller_loop_frees_the_reader_before_finish,
 	run_remove_and_rename_keep_deferred_metadata,
+	run_rename_makes_missing_parents_inside,
 	helpers,
 };
 
