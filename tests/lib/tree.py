@@ -1,13 +1,16 @@
 #!/usr/bin/env python3
 """Describe a directory tree, one sorted line per object, for comparisons.
 
-usage: tree.py DIR [--mtime] [--dir-mtime] [--owner] [--no-mode] [--xattrs]
+usage: tree.py DIR [--mtime] [--dir-mtime] [--now-since=T] [--owner] [--no-mode]
+                   [--xattrs]
 
 Each line: relative path, type, mode, and per type the size and SHA-256 of
 a file's content, a symlink's target, or a device's numbers.  Hard links
 show as the group of paths sharing an inode (by the first path's name).
 --xattrs adds every extended attribute a listing shows, sorted, with its
-value.  Nothing is followed.
+value.  --now-since=T shows every mtime from T (seconds since the epoch)
+on as "now": a time the extraction set (tar -m), which two runs a second
+apart would otherwise show differently.  Nothing is followed.
 """
 import hashlib
 import os
@@ -25,7 +28,14 @@ def digest(path):
 
 def main():
     root = sys.argv[1]
-    flags = set(sys.argv[2:])
+    flags = set(a for a in sys.argv[2:] if not a.startswith("--now-since="))
+    since = [int(a.split("=", 1)[1]) for a in sys.argv[2:] if a.startswith("--now-since=")]
+    now = since[0] if since else None
+
+    def mtime(st):
+        if now is not None and st.st_mtime >= now:
+            return "mtime=now"
+        return "mtime=%d" % st.st_mtime
     rows = []
     first_of_inode = {}
     for dirpath, dirnames, filenames in os.walk(root):
@@ -59,9 +69,9 @@ def main():
             if "--owner" in flags:
                 fields.append("owner=%d:%d" % (st.st_uid, st.st_gid))
             if "--mtime" in flags and not stat.S_ISDIR(m):
-                fields.append("mtime=%d" % st.st_mtime)
+                fields.append(mtime(st))
             if "--dir-mtime" in flags and stat.S_ISDIR(m):
-                fields.append("mtime=%d" % st.st_mtime)
+                fields.append(mtime(st))
             if "--xattrs" in flags:
                 for x in sorted(os.listxattr(full, follow_symlinks=False)):
                     fields.append("xattr:%s=%r" % (
