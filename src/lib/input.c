@@ -21,6 +21,7 @@
 #include "input.h"
 #include "internal.h"
 #include "paxraw.h"
+#include "zipraw.h"
 
 /*
  * The archive's bytes come through these callbacks rather than
@@ -90,7 +91,7 @@ struct source {
 	struct paxraw_tail tail;
 	bool in_header;			/* in input_next_header() */
 	uint64_t hdr_floor;		/* where the stream stood when it began */
-	bool raw_lost;			/* a seek: offsets are no longer ours */
+	uint64_t seek_floor;		/* where the last seek in a header went */
 	/* The entry's GNU.dumpdir record as stored (input_dumpdir()). */
 	char *dumpdir;
 	size_t dumpdir_n, dumpdir_cap;
@@ -432,7 +433,7 @@ static void source_keep(struct archive *a, struct source *s)
 
 	if (!s->last_n)
 		return;
-	if (s->raw_lost || archive_filter_count(a) != 1) {
+	if (archive_filter_count(a) != 1) {
 		paxraw_tail_reset(&s->tail, s->off);
 		s->last_n = 0;
 		return;
@@ -527,6 +528,20 @@ static la_int64_t source_skip(struct archive *a, void *data, la_int64_t request)
 	return to - from;
 }
 
+/* The stream goes on at OFF, where libarchive's position now is too (a
+ * seekable zip reads its central directory, then each local header at
+ * its offset): the bytes kept do not join what comes next.  A header's
+ * bytes start at or after a seek made while it was read. */
+static void source_sought(struct source *s, uint64_t off)
+{
+	s->off = off;
+	s->last_n = 0;
+	s->last_off = off;
+	paxraw_tail_reset(&s->tail, off);
+	if (s->in_header)
+		s->seek_floor = off;
+}
+
 static la_int64_t source_seek(struct archive *a, void *data, la_int64_t offset,
 			      int whence)
 {
@@ -535,17 +550,19 @@ static la_int64_t source_seek(struct archive *a, void *data, la_int64_t offset,
 
 	if (s->dec || s->dec_eof)
 		return ARCHIVE_FATAL;	/* decoded data cannot seek */
-	/* zip, 7z, ISO: formats whose names are not read again. */
-	s->raw_lost = true;
 	if (s->bounded) {
 		r = whence == SEEK_SET ? s->base : whence == SEEK_CUR ? s->pos : s->end;
 		if ((offset < 0 && -offset > r - s->base) || (offset > 0 && offset > s->end - r))
 			return ARCHIVE_FATAL;	/* never out of the range */
 		s->pos = r + (off_t)offset;
-		return s->pos - s->base;
+		r = s->pos - s->base;
+	} else {
+		r = lseek(s->fd, (off_t)offset, whence);
+		if (r < 0)
+			return ARCHIVE_FATAL;
 	}
-	r = lseek(s->fd, (off_t)offset, whence);
-	return r < 0 ? ARCHIVE_FATAL : r;
+	source_sought(s, (uint64_t)r);
+	return r;
 }
 
 static int source_close(struct archive *a, void *data)
@@ -894,43 +911,55 @@ static void keep_dumpdir(struct source *s, const struct paxraw_value *v)
 }
 
 /*
+ * The bytes libarchive consumed for the entry it has just read: from
+ * where its header began (or the last seek made in it) to where it
+ * stopped, in the block it holds or kept (S->tail).  False when they are
+ * not all there: a filter of libarchive's own between (its positions
+ * are not the stream's), a header longer than the bytes kept.
+ */
+static bool header_bytes(struct source *s, struct archive *a, const unsigned char **p,
+			 size_t *len)
+{
+	int64_t from, to;
+
+	if (archive_filter_count(a) != 1)
+		return false;
+	from = archive_read_header_position(a);
+	to = archive_filter_bytes(a, -1);
+	if (from >= 0 && (uint64_t)from < s->seek_floor)
+		from = (int64_t)s->seek_floor;
+	if (from < 0 || to < from || (uint64_t)to > s->off)
+		return false;
+	*len = (size_t)(to - from);
+	if ((uint64_t)from >= s->last_off && s->last_n) {
+		*p = s->last + ((uint64_t)from - s->last_off);
+		return true;
+	}
+	if (s->last_n && (uint64_t)to > s->last_off)
+		paxraw_tail_add(&s->tail, s->last_off, s->last,
+				(size_t)((uint64_t)to - s->last_off), (uint64_t)from);
+	*p = paxraw_tail_span(&s->tail, (uint64_t)from, (uint64_t)to);
+	return *p != NULL;
+}
+
+/*
  * Issue 23: libarchive composes (NFC) every name it converts from UTF-8,
  * pax "path" and "linkpath" among them, so "cafe\u0301" and "caf\u00e9"
  * in one archive became one name, the second overwriting the first.  GNU
  * tar keeps the bytes.  Read the entry's headers again from the bytes
- * kept (S->tail and the block libarchive holds) and give E the values as
- * stored.  Only when every check passes: libarchive's own bytes (no
- * filter of its own between), a chain paxraw_parse() reads cleanly and
- * that ends exactly where libarchive stopped reading, the value
- * libarchive used, valid UTF-8; otherwise E keeps libarchive's names.
- * The names then go through the same checks as any other (plan.c).
+ * libarchive consumed and give E the values as stored.  Only when every
+ * check passes: a chain paxraw_parse() reads cleanly and that ends
+ * exactly where libarchive stopped reading, the value libarchive used,
+ * valid UTF-8; otherwise E keeps libarchive's names.  The names then go
+ * through the same checks as any other (plan.c).
  */
-static void raw_names(struct source *s, struct archive *a, struct archive_entry *e)
+static void raw_tar_names(struct source *s, struct archive_entry *e,
+			  const unsigned char *p, size_t len)
 {
 	const struct paxraw_value *name;
-	const unsigned char *p;
 	struct paxraw px;
-	int64_t from, to;
-	size_t len;
 
-	if (s->raw_lost || archive_filter_count(a) != 1 ||
-	    (archive_format(a) & ARCHIVE_FORMAT_BASE_MASK) != ARCHIVE_FORMAT_TAR)
-		return;
-	from = archive_read_header_position(a);
-	to = archive_filter_bytes(a, -1);
-	if (from < 0 || to < from || (uint64_t)to > s->off)
-		return;
-	len = (size_t)(to - from);
-	/* In the block libarchive holds, or kept. */
-	if ((uint64_t)from >= s->last_off && s->last_n) {
-		p = s->last + ((uint64_t)from - s->last_off);
-	} else {
-		if (s->last_n && (uint64_t)to > s->last_off)
-			paxraw_tail_add(&s->tail, s->last_off, s->last,
-					(size_t)((uint64_t)to - s->last_off), (uint64_t)from);
-		p = paxraw_tail_span(&s->tail, (uint64_t)from, (uint64_t)to);
-	}
-	if (!p || paxraw_parse(p, len, &px) != PAXRAW_OK)
+	if (paxraw_parse(p, len, &px) != PAXRAW_OK)
 		return;
 	/* Where libarchive stopped: the entry's own header, or the sparse
 	 * map after it. */
@@ -955,6 +984,79 @@ static void raw_names(struct source *s, struct archive *a, struct archive_entry 
 	}
 }
 
+static size_t count_slashes(const char *p, size_t n)
+{
+	size_t k = 0;
+
+	for (size_t i = 0; i < n; i++)
+		k += p[i] == '/';
+	return k;
+}
+
+/*
+ * The same for a zip entry (zipraw.h): its name as the local header
+ * stores it, with libarchive's two changes made again, '\' read as '/'
+ * in a name made on MS-DOS that has no '/', and a directory's trailing
+ * '/'.  Composing never adds bytes nor touches a '/', so a name longer
+ * than libarchive's or with other separators is not the one it read:
+ * libarchive's is kept.
+ */
+static void raw_zip_names(struct archive_entry *e, const unsigned char *p, size_t len)
+{
+	bool symlink = archive_entry_filetype(e) == AE_IFLNK;
+	bool dir = archive_entry_filetype(e) == AE_IFDIR;
+	const char *now = archive_entry_pathname(e);
+	struct paxraw_value v;
+	struct zipraw z;
+	char *name;
+	size_t n;
+
+	if (zipraw_local(p, len, symlink, &z) != ZIPRAW_OK || !locale_is_utf8())
+		return;
+	/* The target is converted from UTF-8 by the flag alone. */
+	if (symlink && z.utf8_flag && z.target.set && paxraw_name_ok(&z.target))
+		renamed(e, &z.target, archive_entry_symlink, archive_entry_copy_symlink);
+	if (!(z.utf8_flag || z.unicode_path) || !paxraw_name_ok(&z.name) || !now)
+		return;
+	name = malloc(z.name.n + 2);
+	if (!name)
+		return;
+	memcpy(name, z.name.p, z.name.n);
+	n = z.name.n;
+	if (z.dos && !memchr(name, '/', n) && memchr(name, '\\', n))
+		for (size_t i = 0; i < n; i++)
+			if (name[i] == '\\')
+				name[i] = '/';
+	if (dir && name[n - 1] != '/')
+		name[n++] = '/';
+	if (strlen(now) <= n && count_slashes(now, strlen(now)) == count_slashes(name, n)) {
+		v = (struct paxraw_value){ (const unsigned char *)name, n, true };
+		renamed(e, &v, archive_entry_pathname, archive_entry_copy_pathname);
+	}
+	free(name);
+}
+
+/* Give E the names as the archive stores them, where libarchive's
+ * conversion may have composed them. */
+static void raw_names(struct source *s, struct archive *a, struct archive_entry *e)
+{
+	const unsigned char *p;
+	size_t len;
+
+	switch (archive_format(a) & ARCHIVE_FORMAT_BASE_MASK) {
+	case ARCHIVE_FORMAT_TAR:
+		if (header_bytes(s, a, &p, &len))
+			raw_tar_names(s, e, p, len);
+		break;
+	case ARCHIVE_FORMAT_ZIP:
+		if (header_bytes(s, a, &p, &len))
+			raw_zip_names(e, p, len);
+		break;
+	default:
+		break;
+	}
+}
+
 int input_next_header(struct input *in, struct archive *a, struct archive_entry **e)
 {
 	struct source *s = in->cur && in->cur->ar == a ? in->cur : NULL;
@@ -963,6 +1065,7 @@ int input_next_header(struct input *in, struct archive *a, struct archive_entry 
 	if (s) {
 		s->hdr_floor = (uint64_t)archive_filter_bytes(a, -1);
 		s->in_header = true;
+		s->seek_floor = 0;
 		s->has_dumpdir = false;
 	}
 	r = archive_read_next_header(a, e);
