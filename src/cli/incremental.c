@@ -122,12 +122,11 @@ static bool stub_name(const char *dir, unsigned int n, char *out, size_t cap)
  * -> a) comes as tar writes it: 'X' DIR names the directory of a
  * temporary stub, the first rename's empty 'T' moves its directory to
  * the stub and the last one's empty 'R' moves the stub to its place.
- * 0 or the first -errno.
+ * 0, or the -errno of the first that failed, the rest not tried.
  */
 static int renames(se_root *root, const char *dump, size_t len, const struct incr_ctx *c)
 {
 	char esc[1024], esc2[1024], stub[8192] = "", stub_dir[8192] = "";
-	int ret = 0;
 
 	for (const char *p = dump; p < dump + len && *p; p += strlen(p) + 1) {
 		const char *from, *to;
@@ -170,20 +169,21 @@ static int renames(se_root *root, const char *dump, size_t len, const struct inc
 			 * rename makes it first (tar's rename_directory). */
 			r = do_rename(root, c, from, to, SE_RENAME_MAKE_PARENTS);
 		}
-		if (r == -ENOENT)
-			continue;
 		/* -v says nothing of a rename that succeeds: tar lists the
 		 * directory record and its removals ("Deleting"), and keeps
-		 * "Renaming" for --backup. */
+		 * "Renaming" for --backup.  One that fails, FROM missing
+		 * among them (a level restored without the one before), is
+		 * said as tar says it, and ends the record: what it lists is
+		 * not what is there, so nothing of it is removed (tar's
+		 * try_purge_directory). */
 		if (r < 0) {
 			se_escape(from, esc, sizeof(esc));
 			se_escape(to, esc2, sizeof(esc2));
-			cli_warn("%s: Cannot rename to '%s': %s", esc, esc2, strerror(-r));
-			if (!ret)
-				ret = r;
+			cli_warn("Cannot rename '%s' to '%s': %s", esc, esc2, strerror(-r));
+			return r;
 		}
 	}
-	return ret;
+	return 0;
 }
 
 /* The names in directory FD, each ended by a NUL, then one more NUL; or
