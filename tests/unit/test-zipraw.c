@@ -24,6 +24,8 @@ struct buf {
 
 static void put(struct buf *b, const void *p, size_t n)
 {
+	if (n == 0)
+		return;		/* P may be NULL: memcpy() must not see it */
 	memcpy(b->b + b->n, p, n);
 	b->n += n;
 }
