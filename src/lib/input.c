@@ -21,6 +21,7 @@
 #include "input.h"
 #include "internal.h"
 #include "paxraw.h"
+#include "szraw.h"
 #include "zipraw.h"
 
 /*
@@ -92,6 +93,10 @@ struct source {
 	bool in_header;			/* in input_next_header() */
 	uint64_t hdr_floor;		/* where the stream stood when it began */
 	uint64_t seek_floor;		/* where the last seek in a header went */
+	/* A 7z archive's names as stored (raw_7z_names()), read at its
+	 * first entry. */
+	struct szraw_names sz;
+	bool sz_read;
 	/* The entry's GNU.dumpdir record as stored (input_dumpdir()). */
 	char *dumpdir;
 	size_t dumpdir_n, dumpdir_cap;
@@ -585,6 +590,7 @@ static int source_close(struct archive *a, void *data)
 		if (s->wake[i] >= 0)
 			close(s->wake[i]);
 	paxraw_tail_free(&s->tail);
+	szraw_names_free(&s->sz);
 	free(s->dumpdir);
 	free(s);
 	return ARCHIVE_OK;
@@ -1036,6 +1042,115 @@ static void raw_zip_names(struct archive_entry *e, const unsigned char *p, size_
 	free(name);
 }
 
+/*
+ * LEN bytes at offset OFF of the stream into BUF, read again from the
+ * file (pread: libarchive's position stays).  Only a file: libarchive
+ * cannot read a 7z from a pipe either, it needs to seek.
+ */
+static bool stream_bytes(struct source *s, uint64_t off, size_t len, unsigned char *buf)
+{
+	ssize_t n;
+
+	if (!s->seekable || s->dec || s->outer || off > (uint64_t)s->size ||
+	    len > (uint64_t)s->size - off)
+		return false;
+	n = pread(s->fd, buf, len, (s->bounded ? s->base : 0) + (off_t)off);
+	return n >= 0 && (size_t)n == len;
+}
+
+/* The bytes at OFF of LEN, in a buffer of their own (the caller frees). */
+static unsigned char *stream_copy(struct source *s, uint64_t off, uint64_t len)
+{
+	unsigned char *buf;
+
+	if (len == 0 || len > SZRAW_HEADER_MAX || off > UINT64_MAX - len)
+		return NULL;
+	buf = malloc((size_t)len);
+	if (buf && !stream_bytes(s, off, (size_t)len, buf)) {
+		free(buf);
+		buf = NULL;
+	}
+	return buf;
+}
+
+/* Read a 7z archive's header again for its names (szraw.h): the start
+ * header at the stream's first byte (a self-extracting archive keeps
+ * libarchive's names), the next header it points to, unpacked when
+ * encoded.  False when anything is not exactly as expected. */
+static bool read_7z_names(struct source *s)
+{
+	unsigned char start[SZRAW_START_LEN], *hdr = NULL, *packed = NULL, *plain = NULL;
+	struct szraw_start st;
+	struct szraw_packed pk;
+	bool ok = false;
+
+	if (!stream_bytes(s, 0, sizeof(start), start) ||
+	    szraw_start(start, sizeof(start), &st) != SZRAW_OK ||
+	    st.offset > UINT64_MAX - SZRAW_START_LEN)
+		return false;
+	hdr = stream_copy(s, SZRAW_START_LEN + st.offset, st.size);
+	if (!hdr || szraw_crc32(hdr, (size_t)st.size) != st.crc)
+		goto out;
+	if (hdr[0] == 0x17) {		/* kEncodedHeader */
+		if (szraw_encoded(hdr, (size_t)st.size, &pk) != SZRAW_OK ||
+		    pk.pos > UINT64_MAX - SZRAW_START_LEN)
+			goto out;
+		packed = stream_copy(s, SZRAW_START_LEN + pk.pos, pk.size);
+		plain = packed ? malloc((size_t)pk.unpacked) : NULL;
+		if (!plain || szraw_unpack(&pk, packed, plain) != SZRAW_OK)
+			goto out;
+		ok = szraw_names(plain, (size_t)pk.unpacked, &s->sz) == SZRAW_OK;
+	} else {
+		ok = szraw_names(hdr, (size_t)st.size, &s->sz) == SZRAW_OK;
+	}
+out:
+	free(hdr);
+	free(packed);
+	free(plain);
+	return ok;
+}
+
+/*
+ * The same for a 7z entry: its name as the header stores it (UTF-16,
+ * into UTF-8 without composing), the Nth entry's the Nth file's as
+ * libarchive hands them out, with libarchive's one change made again,
+ * a directory's trailing '/'.  N is libarchive's count of headers read,
+ * which counts an entry it failed too (its reader steps to the next file
+ * first), so one failed entry does not shift the names of the rest.  As
+ * for zip, a name longer than libarchive's or with other separators is
+ * not the one it read.
+ */
+static void raw_7z_names(struct source *s, struct archive *a, struct archive_entry *e)
+{
+	const char *now = archive_entry_pathname(e), *raw;
+	int count = archive_file_count(a);
+	size_t i = count > 0 ? (size_t)count - 1 : SIZE_MAX, n;
+	struct paxraw_value v;
+	char *name;
+
+	if (!s->sz_read) {
+		s->sz_read = true;
+		if (!read_7z_names(s))
+			szraw_names_free(&s->sz);
+	}
+	if (i >= s->sz.count || s->sz.at[i] == SZRAW_NO_NAME || !now || !locale_is_utf8())
+		return;
+	raw = s->sz.text + s->sz.at[i];
+	n = strlen(raw);
+	name = malloc(n + 2);
+	if (!name)
+		return;
+	memcpy(name, raw, n);
+	if (archive_entry_filetype(e) == AE_IFDIR && name[n - 1] != '/')
+		name[n++] = '/';
+	if (strlen(now) <= n && count_slashes(now, strlen(now)) == count_slashes(name, n)) {
+		v = (struct paxraw_value){ (const unsigned char *)name, n, true };
+		if (paxraw_name_ok(&v))
+			renamed(e, &v, archive_entry_pathname, archive_entry_copy_pathname);
+	}
+	free(name);
+}
+
 /* Give E the names as the archive stores them, where libarchive's
  * conversion may have composed them. */
 static void raw_names(struct source *s, struct archive *a, struct archive_entry *e)
@@ -1051,6 +1166,9 @@ static void raw_names(struct source *s, struct archive *a, struct archive_entry 
 	case ARCHIVE_FORMAT_ZIP:
 		if (header_bytes(s, a, &p, &len))
 			raw_zip_names(e, p, len);
+		break;
+	case ARCHIVE_FORMAT_7ZIP:
+		raw_7z_names(s, a, e);
 		break;
 	default:
 		break;
