@@ -18,6 +18,7 @@
 #include <unistd.h>
 
 #include "decode.h"
+#include "cabraw.h"
 #include "input.h"
 #include "internal.h"
 #include "paxraw.h"
@@ -97,6 +98,9 @@ struct source {
 	 * first entry. */
 	struct szraw_names sz;
 	bool sz_read;
+	/* A cabinet's names as stored (raw_cab_names()), read at its first
+	 * entry. */
+	struct cabraw_names cab;
 	/* The entry's GNU.dumpdir record as stored (input_dumpdir()). */
 	char *dumpdir;
 	size_t dumpdir_n, dumpdir_cap;
@@ -591,6 +595,7 @@ static int source_close(struct archive *a, void *data)
 			close(s->wake[i]);
 	paxraw_tail_free(&s->tail);
 	szraw_names_free(&s->sz);
+	cabraw_names_free(&s->cab);
 	free(s->dumpdir);
 	free(s);
 	return ARCHIVE_OK;
@@ -1111,32 +1116,20 @@ out:
 }
 
 /*
- * The same for a 7z entry: its name as the header stores it (UTF-16,
- * into UTF-8 without composing), the Nth entry's the Nth file's as
- * libarchive hands them out, with libarchive's one change made again,
- * a directory's trailing '/'.  N is libarchive's count of headers read,
- * which counts an entry it failed too (its reader steps to the next file
- * first), so one failed entry does not shift the names of the rest.  As
+ * Give E the name RAW, a UTF-8 name as the archive stores it, with
+ * libarchive's one change made again, a directory's trailing '/'.  As
  * for zip, a name longer than libarchive's or with other separators is
- * not the one it read.
+ * not the one it read, and E keeps libarchive's.
  */
-static void raw_7z_names(struct source *s, struct archive *a, struct archive_entry *e)
+static void stored_name(struct archive_entry *e, const char *raw)
 {
-	const char *now = archive_entry_pathname(e), *raw;
-	int count = archive_file_count(a);
-	size_t i = count > 0 ? (size_t)count - 1 : SIZE_MAX, n;
+	const char *now = archive_entry_pathname(e);
+	size_t n = strlen(raw);
 	struct paxraw_value v;
 	char *name;
 
-	if (!s->sz_read) {
-		s->sz_read = true;
-		if (!read_7z_names(s))
-			szraw_names_free(&s->sz);
-	}
-	if (i >= s->sz.count || s->sz.at[i] == SZRAW_NO_NAME || !now || !locale_is_utf8())
+	if (!now || n == 0 || !locale_is_utf8())
 		return;
-	raw = s->sz.text + s->sz.at[i];
-	n = strlen(raw);
 	name = malloc(n + 2);
 	if (!name)
 		return;
@@ -1149,6 +1142,44 @@ static void raw_7z_names(struct source *s, struct archive *a, struct archive_ent
 			renamed(e, &v, archive_entry_pathname, archive_entry_copy_pathname);
 	}
 	free(name);
+}
+
+/*
+ * The same for a 7z entry: its name as the header stores it (UTF-16,
+ * into UTF-8 without composing), the Nth entry's the Nth file's as
+ * libarchive hands them out.  N is libarchive's count of headers read,
+ * which counts an entry it failed too (its reader steps to the next file
+ * first), so one failed entry does not shift the names of the rest.
+ */
+static void raw_7z_names(struct source *s, struct archive *a, struct archive_entry *e)
+{
+	int count = archive_file_count(a);
+	size_t i = count > 0 ? (size_t)count - 1 : SIZE_MAX;
+
+	if (!s->sz_read) {
+		s->sz_read = true;
+		if (!read_7z_names(s))
+			szraw_names_free(&s->sz);
+	}
+	if (i < s->sz.count && s->sz.at[i] != SZRAW_NO_NAME)
+		stored_name(e, s->sz.text + s->sz.at[i]);
+}
+
+/*
+ * The same for a cabinet (cabraw.h): every CFFILE record is in the bytes
+ * libarchive consumed for the first entry, the Nth entry is the Nth
+ * record (libarchive's count of headers read, as for 7z).
+ */
+static void raw_cab_names(struct source *s, struct archive *a, struct archive_entry *e)
+{
+	int count = archive_file_count(a);
+	size_t i = count > 0 ? (size_t)count - 1 : SIZE_MAX, len;
+	const unsigned char *p;
+
+	if (i == 0 && header_bytes(s, a, &p, &len))
+		cabraw_names(p, len, &s->cab);
+	if (i < s->cab.count && s->cab.at[i] != CABRAW_NOT_UTF8)
+		stored_name(e, s->cab.text + s->cab.at[i]);
 }
 
 /* Give E the names as the archive stores them, where libarchive's
@@ -1169,6 +1200,9 @@ static void raw_names(struct source *s, struct archive *a, struct archive_entry 
 		break;
 	case ARCHIVE_FORMAT_7ZIP:
 		raw_7z_names(s, a, e);
+		break;
+	case ARCHIVE_FORMAT_CAB:
+		raw_cab_names(s, a, e);
 		break;
 	default:
 		break;
