@@ -11,37 +11,12 @@
 #include <string.h>
 
 #include "../../src/lib/cabraw.h"
+#include "bytes.h"
 #include "tap.h"
 
 #define NFD "cafe\xcc\x81"
 #define NFC "caf\xc3\xa9"
 #define UTF 0x80
-
-struct buf {
-	unsigned char b[4096];
-	size_t n;
-};
-
-static void put(struct buf *b, const void *p, size_t n)
-{
-	if (n == 0)
-		return;
-	memcpy(b->b + b->n, p, n);
-	b->n += n;
-}
-
-static void put16(struct buf *b, unsigned v)
-{
-	unsigned char x[2] = { (unsigned char)v, (unsigned char)(v >> 8) };
-
-	put(b, x, 2);
-}
-
-static void put32(struct buf *b, unsigned long v)
-{
-	put16(b, (unsigned)(v & 0xffff));
-	put16(b, (unsigned)(v >> 16));
-}
 
 struct file {
 	const char *name;

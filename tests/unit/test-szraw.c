@@ -14,28 +14,11 @@
 #include <sys/resource.h>
 
 #include "../../src/lib/szraw.h"
+#include "bytes.h"
 #include "tap.h"
 
 #define NFD "cafe\xcc\x81"
 #define NFC "caf\xc3\xa9"
-
-struct buf {
-	unsigned char b[4096];
-	size_t n;
-};
-
-static void put(struct buf *b, const void *p, size_t n)
-{
-	if (n == 0)
-		return;		/* P may be NULL: memcpy() must not see it */
-	memcpy(b->b + b->n, p, n);
-	b->n += n;
-}
-
-static void put8(struct buf *b, unsigned v)
-{
-	b->b[b->n++] = (unsigned char)v;
-}
 
 /* 7z's NUMBER: as few bytes as hold V (szraw.c says the layout). */
 static void num(struct buf *b, unsigned long long v)
@@ -46,12 +29,6 @@ static void num(struct buf *b, unsigned long long v)
 		i++;
 	put8(b, (0xff00u >> i & 0xff) | (i < 8 ? (unsigned)(v >> (8 * i)) : 0));
 	for (int k = 0; k < i; k++)
-		put8(b, (unsigned)(v >> (8 * k)));
-}
-
-static void put32(struct buf *b, unsigned long v)
-{
-	for (int k = 0; k < 4; k++)
 		put8(b, (unsigned)(v >> (8 * k)));
 }
 

@@ -12,36 +12,11 @@
 #include <string.h>
 
 #include "../../src/lib/zipraw.h"
+#include "bytes.h"
 #include "tap.h"
 
 #define NFD "cafe\xcc\x81"
 #define FLAG_UTF8 0x800
-
-struct buf {
-	unsigned char b[512];
-	size_t n;
-};
-
-static void put(struct buf *b, const void *p, size_t n)
-{
-	if (n == 0)
-		return;		/* P may be NULL: memcpy() must not see it */
-	memcpy(b->b + b->n, p, n);
-	b->n += n;
-}
-
-static void put16(struct buf *b, unsigned v)
-{
-	unsigned char x[2] = { (unsigned char)v, (unsigned char)(v >> 8) };
-
-	put(b, x, 2);
-}
-
-static void put32(struct buf *b, unsigned long v)
-{
-	put16(b, (unsigned)(v & 0xffff));
-	put16(b, (unsigned)(v >> 16));
-}
 
 /* A local file header: SYSTEM in "version needed"'s high byte, as
  * libarchive reads it; NAME, then EXTRA (EXTRA_LEN bytes). */
