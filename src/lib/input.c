@@ -883,8 +883,30 @@ static bool locale_is_utf8(void)
 	return cs && (strcmp(cs, "UTF-8") == 0 || strcmp(cs, "utf8") == 0);
 }
 
-/* Give E the name V instead of the one GET returns, when they differ.
- * Out of memory: E keeps libarchive's. */
+/*
+ * Whether libarchive's own conversion from UTF-8 (the one that composes)
+ * makes RAW into NOW: then RAW is the name libarchive read, and not
+ * another entry's or a forged one, whatever the bytes around it were.
+ * A scratch entry has no archive: the conversion is UTF-8 to the
+ * locale's, as the readers' is.
+ */
+static bool composes_to(const char *raw, const char *now)
+{
+	struct archive_entry *t = archive_entry_new();
+	const char *got;
+	bool same;
+
+	if (!t)
+		return false;
+	same = archive_entry_update_pathname_utf8(t, raw) &&
+	       (got = archive_entry_pathname(t)) != NULL && strcmp(got, now) == 0;
+	archive_entry_free(t);
+	return same;
+}
+
+/* Give E the name V instead of the one GET returns, when they differ and
+ * V is what libarchive composed into it.  Out of memory: E keeps
+ * libarchive's. */
 static void renamed(struct archive_entry *e, const struct paxraw_value *v,
 		    const char *(*get)(struct archive_entry *),
 		    void (*set)(struct archive_entry *, const char *))
@@ -892,14 +914,15 @@ static void renamed(struct archive_entry *e, const struct paxraw_value *v,
 	const char *now = get(e);
 	char *name;
 
-	if (now && strlen(now) == v->n && memcmp(now, v->p, v->n) == 0)
+	if (!now || (strlen(now) == v->n && memcmp(now, v->p, v->n) == 0))
 		return;
 	name = malloc(v->n + 1);
 	if (!name)
 		return;
 	memcpy(name, v->p, v->n);
 	name[v->n] = '\0';
-	set(e, name);
+	if (composes_to(name, now))
+		set(e, name);
 	free(name);
 }
 
