@@ -17,8 +17,8 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include "decode.h"
 #include "cabraw.h"
+#include "decode.h"
 #include "input.h"
 #include "internal.h"
 #include "paxraw.h"
