@@ -151,3 +151,6 @@ tests_helpers_hold_write_la_LDFLAGS = -module -avoid-version -shared -rpath /now
 tests_helpers_hold_write_la_LIBADD = -ldl
 TESTS += tests/writer-queue.test
 EXTRA_DIST += tests/writer-queue.test
+# A destination that fills up while a held file waits for its writer.
+TESTS += tests/full-destination-jobs.test
+EXTRA_DIST += tests/full-destination-jobs.test

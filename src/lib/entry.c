@@ -410,7 +410,11 @@ static void rec_finish(struct pipeline *pl, struct record *r)
 		if (o.act == SE_CREATED)
 			j->meta = apply_fd_metadata(j->reason, j->fd, false, &j->own,
 						    j->created_mode, r->attrs, j->ts);
-		if (close(j->fd) < 0 && o.act == SE_CREATED)
+	}
+	if ((j->kind == JOB_STREAMED || j->kind == JOB_FILE) && o.act == SE_CREATED) {
+		/* The writer left the fd open: it could have had to write
+		 * the file again (pool.c, a full destination). */
+		if (close(j->fd) < 0)
 			o = write_failed("cannot write data", errno);
 		j->fd = -1;
 	}

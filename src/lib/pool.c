@@ -5,10 +5,20 @@
  * A writer takes the oldest record not yet taken.  A file: make its
  * temporary when asked (in the parent fd the run's thread resolved: a new
  * name, O_EXCL|O_NOFOLLOW, nothing looked up), write its data, apply its
- * metadata through the fd, close it.  A chunk of a large or sparse file:
- * its data at its offset, any writer.  Idle writers are woken for a batch
- * of records, or when the run's thread waits: one wake-up per file cost
- * more than the writing saved.
+ * metadata through the fd, and leave the fd open for the run's thread.  A
+ * chunk of a large or sparse file: its data at its offset, any writer.
+ * Idle writers are woken for a batch of records, or when the run's thread
+ * waits: one wake-up per file cost more than the writing saved.
+ *
+ * A full destination: writers write the files behind the oldest one while
+ * it waits for its turn, so the oldest can find the room gone that --jobs=1
+ * would have given it, and the run would stop at another entry than
+ * --jobs=1's, with another tree and message.  So a record that failed for
+ * want of room (ENOSPC, EDQUOT) while records behind it were written is
+ * written again, alone, once those records gave their room back: each
+ * one's data is still in the ring, its temporary truncated, and it is
+ * written again afterwards.  The record fails only when it fails alone,
+ * which is when --jobs=1 fails.
  */
 #include "config.h"
 
@@ -56,6 +66,8 @@ struct pool {
 	unsigned char *arena;
 	size_t tail, used;		/* next free byte; bytes taken */
 	bool stop, skip;		/* end the threads; write nothing more */
+	bool paused;			/* take no record (a record written again) */
+	bool stopped;			/* pool_stop() was called: no more retries */
 	unsigned int idle;		/* writers waiting for work */
 	bool waiting;			/* the run's thread waits for one */
 	/* The run's thread's alone: names in flight, and every directory
@@ -74,10 +86,13 @@ static void job_write(struct pool *p, struct job *j)
 		int err = stopped ? EINTR : pwrite_all(j->fd, j->data, j->len, j->offset);
 
 		if (err) {
+			j->o = err == EINTR ? fatal("interrupted", EINTR) :
+			       write_failed("cannot write data", err);
 			pthread_mutex_lock(&p->mu);
-			if (j->file->o.act == SE_CREATED)
-				j->file->o = err == EINTR ? fatal("interrupted", EINTR) :
-					     write_failed("cannot write data", err);
+			if (j->file->o.act == SE_CREATED) {
+				j->file->o = j->o;
+				j->file->failed_at = j->offset + 1;
+			}
 			pthread_mutex_unlock(&p->mu);
 		}
 		return;
@@ -86,7 +101,7 @@ static void job_write(struct pool *p, struct job *j)
 		j->o = fatal("interrupted", EINTR);
 		return;
 	}
-	if (j->create) {
+	if (j->create && j->fd < 0) {
 		j->fd = tmp_create_at(p->tn, j->tmp_seq, j->dirfd, j->tmp, j->own.mode);
 		if (j->fd < 0) {
 			j->o = resolve_outcome(false, -j->fd);
@@ -104,9 +119,6 @@ static void job_write(struct pool *p, struct job *j)
 	if (j->o.act == SE_CREATED)
 		j->meta = apply_fd_metadata(j->reason, j->fd, false, &j->own,
 					    j->created_mode, j->attrs, j->ts);
-	if (close(j->fd) < 0 && j->o.act == SE_CREATED)
-		j->o = write_failed("cannot write data", errno);
-	j->fd = -1;
 }
 
 static void *writer_main(void *arg)
@@ -117,7 +129,7 @@ static void *writer_main(void *arg)
 	for (;;) {
 		struct job *j;
 
-		while (!p->stop && p->started == p->count) {
+		while (!p->stop && (p->paused || p->started == p->count)) {
 			p->idle++;
 			pthread_cond_wait(&p->work, &p->mu);
 			p->idle--;
@@ -333,6 +345,105 @@ void pool_submit(struct pool *p, struct job *j)
 	pthread_mutex_unlock(&p->mu);
 }
 
+/* ---- a record written again, alone ------------------------------------------ */
+
+/* What a full destination gives: the file's data, a temporary or an
+ * xattr found no room.  Only a file whose data is all in the ring and a
+ * chunk can be written again; a large file's record comes behind chunks
+ * already given back. */
+static bool short_of_room(const struct job *j)
+{
+	if (j->kind != JOB_FILE && j->kind != JOB_CHUNK)
+		return false;
+	return j->o.err == ENOSPC || j->o.err == EDQUOT ||
+	       j->meta.err == ENOSPC || j->meta.err == EDQUOT;
+}
+
+/* Did a writer write anything behind the oldest record? */
+static bool written_behind(const struct pool *p)
+{
+	for (unsigned int i = 1; i < p->started; i++) {
+		const struct job *j = p->ring[(p->head + i) % POOL_RECORDS];
+
+		if (j->kind == JOB_FILE || j->kind == JOB_CHUNK)
+			return true;
+	}
+	return false;
+}
+
+/* A record as it was before a writer took it. */
+static void unwrite(struct job *j)
+{
+	if (j->kind == JOB_CHUNK) {
+		if (j->file->failed_at == j->offset + 1) {
+			j->file->o = ok(SE_CREATED);
+			j->file->failed_at = 0;
+		}
+	} else if (j->kind == JOB_FILE) {
+		/* Its data is in the ring (a file whose data went straight
+		 * to its temporary was not written by a writer). */
+		if (j->data && j->fd >= 0)
+			(void)!ftruncate(j->fd, 0);
+		j->meta = (struct outcome){ 0 };
+	} else {
+		return;
+	}
+	j->o = ok(SE_CREATED);
+}
+
+/*
+ * The records behind the oldest that a writer took give their room back
+ * and are queued again.  A file's chunks come one after the other by
+ * offset, so the first one here ends the file where it begins (what the
+ * file's chunks before it wrote stays).  Writers paused, none running.
+ * Inodes of temporaries made stay: a destination out of inodes, not of
+ * blocks, can still stop at a later file than --jobs=1.
+ */
+static void rewind_behind(struct pool *p)
+{
+	int ended = -1;
+
+	for (unsigned int i = 1; i < p->started; i++) {
+		struct job *j = p->ring[(p->head + i) % POOL_RECORDS];
+
+		if (j->kind == JOB_CHUNK && j->fd != ended) {
+			(void)!ftruncate(j->fd, (off_t)j->offset);
+			ended = j->fd;
+		}
+		unwrite(j);
+		j->state = J_QUEUED;
+	}
+	p->started = 1;
+}
+
+/* The oldest record failed for want of room while a writer wrote records
+ * behind it: it is written again once they gave their room back, here,
+ * alone; they are written again after it.  Called with the lock held. */
+static void write_alone(struct pool *p, struct job *j)
+{
+	p->paused = true;
+	for (;;) {
+		bool busy = false;
+
+		for (unsigned int i = 1; i < p->started; i++)
+			if (p->ring[(p->head + i) % POOL_RECORDS]->state == J_RUNNING)
+				busy = true;
+		if (!busy)
+			break;
+		p->waiting = true;
+		pthread_cond_wait(&p->done, &p->mu);
+		p->waiting = false;
+	}
+	rewind_behind(p);
+	pthread_mutex_unlock(&p->mu);
+	unwrite(j);
+	job_write(p, j);
+	pthread_mutex_lock(&p->mu);
+	p->paused = false;
+	if (p->idle > 0 && p->started < p->count)
+		pthread_cond_broadcast(&p->work);
+}
+
 struct job *pool_next(struct pool *p, bool wait)
 {
 	struct job *j;
@@ -351,6 +462,8 @@ struct job *pool_next(struct pool *p, bool wait)
 		return NULL;
 	}
 	j = p->ring[p->head];
+	if (!p->stopped && !*p->cancelled && short_of_room(j) && written_behind(p))
+		write_alone(p, j);
 	p->head = (p->head + 1) % POOL_RECORDS;
 	p->count--;
 	p->started--;
@@ -370,6 +483,8 @@ void pool_stop(struct pool *p)
 {
 	pthread_mutex_lock(&p->mu);
 	p->skip = true;
+	p->stopped = true;
+	p->paused = false;
 	for (;;) {
 		bool busy = false;
 

@@ -1,7 +1,8 @@
 /*
  * pool.h - writer threads (se_run_set_jobs): they write the data the run's
- * thread read into a file's temporary, apply its metadata through its fd
- * and close it, while the run's thread reads on.  Records come back in
+ * thread read into a file's temporary and apply its metadata through its
+ * fd, while the run's thread reads on; the fd stays open for the run's
+ * thread, which closes it.  Records come back in
  * the order they were submitted; the pool never commits or reports (the
  * entry stage does both, in archive order).
  *
@@ -50,6 +51,8 @@ struct job {
 	struct timespec ts[2];
 	/* The writer's results. */
 	struct outcome o, meta;		/* o starts as SE_CREATED */
+	uint64_t failed_at;		/* a file: 1 + the offset of the chunk
+					 * whose failure is O; 0: none */
 	char reason[REASON_MAX];	/* for meta */
 	enum job_state state;
 };
@@ -75,7 +78,9 @@ unsigned char *pool_reserve(struct pool *p, struct job *j, size_t bytes);
 void pool_unreserve(struct pool *p, struct job *j);
 void pool_submit(struct pool *p, struct job *j);
 /* The oldest record once it is done (WAIT: wait for it), out of the
- * queue with its room given back; NULL when none (or not done). */
+ * queue with its room given back; NULL when none (or not done).  A
+ * record that failed for want of room while records behind it were
+ * written is written again first, alone (see pool.c). */
 struct job *pool_next(struct pool *p, bool wait);
 /* The run stopped: records not started are not written (their outcome
  * says interrupted); returns once no writer works on one. */
