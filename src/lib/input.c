@@ -23,6 +23,7 @@
 #include "internal.h"
 #include "paxraw.h"
 #include "szraw.h"
+#include "xarraw.h"
 #include "zipraw.h"
 
 /*
@@ -101,6 +102,7 @@ struct source {
 	/* A cabinet's names as stored (raw_cab_names()), read at its first
 	 * entry. */
 	struct cabraw_names cab;
+	struct xarraw_names xar;
 	/* The entry's GNU.dumpdir record as stored (input_dumpdir()). */
 	char *dumpdir;
 	size_t dumpdir_n, dumpdir_cap;
@@ -596,6 +598,7 @@ static int source_close(struct archive *a, void *data)
 	paxraw_tail_free(&s->tail);
 	szraw_names_free(&s->sz);
 	cabraw_names_free(&s->cab);
+	xarraw_names_free(&s->xar);
 	free(s->dumpdir);
 	free(s);
 	return ARCHIVE_OK;
@@ -1144,7 +1147,7 @@ out:
  * for zip, a name longer than libarchive's or with other separators is
  * not the one it read, and E keeps libarchive's.
  */
-static void stored_name(struct archive_entry *e, const char *raw)
+static void stored_name(struct archive_entry *e, const char *raw, bool dir_slash)
 {
 	const char *now = archive_entry_pathname(e);
 	size_t n = strlen(raw);
@@ -1157,7 +1160,7 @@ static void stored_name(struct archive_entry *e, const char *raw)
 	if (!name)
 		return;
 	memcpy(name, raw, n);
-	if (archive_entry_filetype(e) == AE_IFDIR && name[n - 1] != '/')
+	if (dir_slash && archive_entry_filetype(e) == AE_IFDIR && name[n - 1] != '/')
 		name[n++] = '/';
 	if (strlen(now) <= n && count_slashes(now, strlen(now)) == count_slashes(name, n)) {
 		v = (struct paxraw_value){ (const unsigned char *)name, n, true };
@@ -1185,7 +1188,7 @@ static void raw_7z_names(struct source *s, struct archive *a, struct archive_ent
 			szraw_names_free(&s->sz);
 	}
 	if (i < s->sz.count && s->sz.at[i] != SZRAW_NO_NAME)
-		stored_name(e, s->sz.text + s->sz.at[i]);
+		stored_name(e, s->sz.text + s->sz.at[i], true);
 }
 
 /*
@@ -1202,7 +1205,64 @@ static void raw_cab_names(struct source *s, struct archive *a, struct archive_en
 	if (i == 0 && header_bytes(s, a, &p, &len))
 		cabraw_names(p, len, &s->cab);
 	if (i < s->cab.count && s->cab.at[i] != CABRAW_NOT_UTF8)
-		stored_name(e, s->cab.text + s->cab.at[i]);
+		stored_name(e, s->cab.text + s->cab.at[i], true);
+}
+
+/*
+ * Read a xar's table of contents again for its names (xarraw.h): from the
+ * file, or from the bytes libarchive consumed for the first entry, which
+ * begin with the header and the TOC.  False when anything is not exactly
+ * as expected.
+ */
+static bool read_xar_names(struct source *s, struct archive *a)
+{
+	unsigned char head[XARRAW_HEADER_LEN], *toc = NULL;
+	const unsigned char *p;
+	uint64_t packed, plain;
+	size_t len;
+	bool ok;
+
+	if (stream_bytes(s, 0, sizeof(head), head)) {
+		if (xarraw_header(head, sizeof(head), &packed, &plain) != XARRAW_OK)
+			return false;
+		toc = stream_copy(s, XARRAW_HEADER_LEN, packed);
+		ok = toc && xarraw_names(toc, (size_t)packed, plain, &s->xar) == XARRAW_OK;
+		free(toc);
+		return ok;
+	}
+	if (!header_bytes(s, a, &p, &len) ||
+	    xarraw_header(p, len, &packed, &plain) != XARRAW_OK ||
+	    packed > len - XARRAW_HEADER_LEN)
+		return false;
+	return xarraw_names(p + XARRAW_HEADER_LEN, (size_t)packed, plain, &s->xar) == XARRAW_OK;
+}
+
+/*
+ * The same for a xar entry: the Nth entry libarchive hands out (its count
+ * of headers read, as for 7z) gets the Nth name, its symlink target too.
+ * libarchive gives a directory no trailing '/', and sets a hardlink's
+ * target as the TOC stores it, unconverted: with its target's name kept,
+ * the two agree again.
+ */
+static void raw_xar_names(struct source *s, struct archive *a, struct archive_entry *e)
+{
+	int count = archive_file_count(a);
+	size_t i = count > 0 ? (size_t)count - 1 : SIZE_MAX;
+
+	if (i == 0 && !read_xar_names(s, a))
+		xarraw_names_free(&s->xar);
+	if (i >= s->xar.count)
+		return;
+	if (s->xar.path[i] != XARRAW_NO_NAME)
+		stored_name(e, s->xar.text + s->xar.path[i], false);
+	if (s->xar.link[i] != XARRAW_NO_NAME && archive_entry_symlink(e) &&
+	    locale_is_utf8()) {
+		const char *t = s->xar.text + s->xar.link[i];
+		struct paxraw_value v = { (const unsigned char *)t, strlen(t), true };
+
+		if (paxraw_name_ok(&v))
+			renamed(e, &v, archive_entry_symlink, archive_entry_copy_symlink);
+	}
 }
 
 /* Give E the names as the archive stores them, where libarchive's
@@ -1226,6 +1286,9 @@ static void raw_names(struct source *s, struct archive *a, struct archive_entry 
 		break;
 	case ARCHIVE_FORMAT_CAB:
 		raw_cab_names(s, a, e);
+		break;
+	case ARCHIVE_FORMAT_XAR:
+		raw_xar_names(s, a, e);
 		break;
 	default:
 		break;
