@@ -21,6 +21,8 @@
 #include "decode.h"
 #include "input.h"
 #include "internal.h"
+#include "isoraw.h"
+#include "map.h"
 #include "paxraw.h"
 #include "szraw.h"
 #include "xarraw.h"
@@ -103,6 +105,14 @@ struct source {
 	 * entry. */
 	struct cabraw_names cab;
 	struct xarraw_names xar;
+	/* An ISO 9660 image's Joliet records, looked up by where libarchive
+	 * stands when it hands one out (raw_iso_names()). */
+	struct isoraw_tree iso;
+	struct map iso_keys;
+	size_t *iso_next;		/* the next record of the same key */
+	bool *iso_used;
+	size_t iso_prev;		/* the record of the entry before */
+	bool iso_read;
 	/* The entry's GNU.dumpdir record as stored (input_dumpdir()). */
 	char *dumpdir;
 	size_t dumpdir_n, dumpdir_cap;
@@ -599,6 +609,10 @@ static int source_close(struct archive *a, void *data)
 	szraw_names_free(&s->sz);
 	cabraw_names_free(&s->cab);
 	xarraw_names_free(&s->xar);
+	isoraw_tree_free(&s->iso);
+	map_free(&s->iso_keys);
+	free(s->iso_next);
+	free(s->iso_used);
 	free(s->dumpdir);
 	free(s);
 	return ARCHIVE_OK;
@@ -1265,6 +1279,154 @@ static void raw_xar_names(struct source *s, struct archive *a, struct archive_en
 	}
 }
 
+/* isoraw.c's reads: the image's bytes again, from the file. */
+static bool iso_read_at(void *ctx, uint64_t off, size_t len, unsigned char *buf)
+{
+	return stream_bytes(ctx, off, len, buf);
+}
+
+/*
+ * The key libarchive's position gives a record: a file's data begins
+ * there, a directory's records end there (the block after them).  An
+ * empty file leaves the position where it was: its composed name is its
+ * key.  NULL when out of memory.
+ */
+static char *iso_key(bool dir, uint64_t size, uint64_t at, const char *composed)
+{
+	char *key;
+
+	if (!dir && size == 0) {
+		size_t n = strlen(composed);
+
+		key = malloc(n + 3);
+		if (key) {
+			memcpy(key, "e:", 2);
+			memcpy(key + 2, composed, n + 1);
+		}
+		return key;
+	}
+	key = malloc(32);
+	if (key)
+		snprintf(key, 32, "%c:%llu", dir ? 'd' : 'f', (unsigned long long)at);
+	return key;
+}
+
+static bool read_iso_names(struct source *s)
+{
+	struct archive_entry *t = archive_entry_new();
+	size_t n;
+
+	if (!t || isoraw_joliet(iso_read_at, s, &s->iso) != ISORAW_OK) {
+		archive_entry_free(t);
+		return false;
+	}
+	n = s->iso.count ? s->iso.count : 1;
+	s->iso_next = malloc(n * sizeof(*s->iso_next));
+	s->iso_used = calloc(n, sizeof(*s->iso_used));
+	s->iso_prev = MAP_NONE;
+	if (!s->iso_next || !s->iso_used) {
+		archive_entry_free(t);
+		return false;
+	}
+	/* Last to first: each key's chain in the records' order. */
+	for (size_t i = s->iso.count; i-- > 0;) {
+		const struct isoraw_rec *r = &s->iso.rec[i];
+		uint64_t end = r->start + (r->size + ISORAW_BLOCK - 1) / ISORAW_BLOCK * ISORAW_BLOCK;
+		const char *composed = "";
+		char *key;
+
+		s->iso_next[i] = MAP_NONE;
+		if (r->path == ISORAW_NO_NAME)
+			continue;
+		if (!r->dir && r->size == 0) {
+			if (!archive_entry_update_pathname_utf8(t, s->iso.text + r->path) ||
+			    !(composed = archive_entry_pathname(t)))
+				continue;
+		}
+		key = iso_key(r->dir, r->size, r->dir ? end : r->start, composed);
+		if (!key) {
+			archive_entry_free(t);
+			return false;
+		}
+		s->iso_next[i] = map_get(&s->iso_keys, key);
+		if (!map_put(&s->iso_keys, key, i)) {
+			free(key);
+			archive_entry_free(t);
+			return false;
+		}
+		free(key);
+	}
+	archive_entry_free(t);
+	return true;
+}
+
+/* Two records no one can tell apart from the entry libarchive made. */
+static bool iso_alike(const struct isoraw_rec *a, const struct isoraw_rec *b)
+{
+	return a->dir == b->dir && a->size == b->size && memcmp(a->date, b->date, 7) == 0;
+}
+
+/*
+ * The same for an ISO 9660 image read through its Joliet names (Rock
+ * Ridge names are libarchive's unconverted bytes): the record where
+ * libarchive stands, whose name composes into the entry's.  Two that
+ * differ otherwise and could both be it: libarchive's name stays.  Two
+ * that do not differ (twin names, same size and date): the first not
+ * taken yet, the tree is the same either way.  A hardlink's target is
+ * the entry before, as libarchive makes it.
+ */
+static void raw_iso_names(struct source *s, struct archive *a, struct archive_entry *e)
+{
+	const char *now = archive_entry_pathname(e), *link = archive_entry_hardlink(e);
+	bool dir = archive_entry_filetype(e) == AE_IFDIR;
+	int64_t pos = archive_filter_bytes(a, -1);
+	size_t pick = MAP_NONE, prev = s->iso_prev;
+	char *key;
+
+	if (archive_format(a) != ARCHIVE_FORMAT_ISO9660 || archive_filter_count(a) != 1 ||
+	    !now || pos < 0 || !locale_is_utf8())
+		return;
+	if (!s->iso_read) {
+		s->iso_read = true;
+		if (!read_iso_names(s)) {
+			isoraw_tree_free(&s->iso);
+			map_free(&s->iso_keys);
+		}
+	}
+	s->iso_prev = MAP_NONE;
+	if (s->iso.count == 0)
+		return;
+	key = iso_key(dir, archive_entry_size_is_set(e) ? (uint64_t)archive_entry_size(e) : 1,
+		      (uint64_t)pos, now);
+	if (!key)
+		return;
+	for (size_t i = map_get(&s->iso_keys, key); i != MAP_NONE; i = s->iso_next[i]) {
+		const struct isoraw_rec *r = &s->iso.rec[i];
+
+		if (s->iso_used[i] || r->dir != dir || !composes_to(s->iso.text + r->path, now))
+			continue;
+		if (pick == MAP_NONE) {
+			pick = i;
+		} else if (!iso_alike(&s->iso.rec[pick], r)) {
+			pick = MAP_NONE;
+			break;
+		}
+	}
+	free(key);
+	if (link && prev != MAP_NONE) {
+		const char *t = s->iso.text + s->iso.rec[prev].path;
+		struct paxraw_value v = { (const unsigned char *)t, strlen(t), true };
+
+		if (paxraw_name_ok(&v))
+			renamed(e, &v, archive_entry_hardlink, archive_entry_copy_hardlink);
+	}
+	if (pick == MAP_NONE)
+		return;
+	s->iso_used[pick] = true;
+	s->iso_prev = pick;
+	stored_name(e, s->iso.text + s->iso.rec[pick].path, false);
+}
+
 /* Give E the names as the archive stores them, where libarchive's
  * conversion may have composed them. */
 static void raw_names(struct source *s, struct archive *a, struct archive_entry *e)
@@ -1289,6 +1451,9 @@ static void raw_names(struct source *s, struct archive *a, struct archive_entry 
 		break;
 	case ARCHIVE_FORMAT_XAR:
 		raw_xar_names(s, a, e);
+		break;
+	case ARCHIVE_FORMAT_ISO9660:
+		raw_iso_names(s, a, e);
 		break;
 	default:
 		break;
