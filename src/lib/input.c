@@ -1393,11 +1393,15 @@ static void raw_iso_names(struct source *s, struct archive *a, struct archive_en
 			map_free(&s->iso_keys);
 		}
 	}
-	s->iso_prev = MAP_NONE;
 	if (s->iso.count == 0)
 		return;
-	key = iso_key(dir, archive_entry_size_is_set(e) ? (uint64_t)archive_entry_size(e) : 1,
-		      (uint64_t)pos, now);
+	if (link && prev != MAP_NONE)
+		/* A record with the data of the entry before: libarchive
+		 * makes it a hardlink to that entry, wherever it stands. */
+		key = iso_key(false, 1, s->iso.rec[prev].start, now);
+	else
+		key = iso_key(dir, archive_entry_size_is_set(e) ? (uint64_t)archive_entry_size(e) : 1,
+			      (uint64_t)pos, now);
 	if (!key)
 		return;
 	for (size_t i = map_get(&s->iso_keys, key); i != MAP_NONE; i = s->iso_next[i]) {
@@ -1420,10 +1424,12 @@ static void raw_iso_names(struct source *s, struct archive *a, struct archive_en
 		if (paxraw_name_ok(&v))
 			renamed(e, &v, archive_entry_hardlink, archive_entry_copy_hardlink);
 	}
+	/* The entry before stays the hardlinks' target (libarchive's too). */
+	if (!link)
+		s->iso_prev = pick;
 	if (pick == MAP_NONE)
 		return;
 	s->iso_used[pick] = true;
-	s->iso_prev = pick;
 	stored_name(e, s->iso.text + s->iso.rec[pick].path, false);
 }
 
