@@ -8,6 +8,7 @@
 #include <string.h>
 
 #include "isoraw.h"
+#include "names.h"
 
 #define DESCRIPTORS 7			/* libarchive looks at sectors 16 to 22 */
 #define NAME_MAX_BYTES 206		/* its cap on a Joliet name */
@@ -199,42 +200,8 @@ static bool read_dir(isoraw_read_fn read, void *ctx, struct tree *t, size_t pare
  * NUL. */
 static bool utf8_of(const unsigned char *u, size_t n, char *out, size_t *len)
 {
-	size_t o = 0;
-
-	for (size_t i = 0; i + 1 < n; i += 2) {
-		uint32_t c = (uint32_t)u[i] << 8 | u[i + 1];
-
-		if (c >= 0xd800 && c <= 0xdbff) {
-			uint32_t lo;
-
-			if (i + 3 >= n)
-				return false;
-			lo = (uint32_t)u[i + 2] << 8 | u[i + 3];
-			if (lo < 0xdc00 || lo > 0xdfff)
-				return false;
-			c = 0x10000 + ((c - 0xd800) << 10) + (lo - 0xdc00);
-			i += 2;
-		} else if ((c >= 0xdc00 && c <= 0xdfff) || c == 0) {
-			return false;
-		}
-		if (c < 0x80) {
-			out[o++] = (char)c;
-		} else if (c < 0x800) {
-			out[o++] = (char)(0xc0 | c >> 6);
-			out[o++] = (char)(0x80 | (c & 0x3f));
-		} else if (c < 0x10000) {
-			out[o++] = (char)(0xe0 | c >> 12);
-			out[o++] = (char)(0x80 | (c >> 6 & 0x3f));
-			out[o++] = (char)(0x80 | (c & 0x3f));
-		} else {
-			out[o++] = (char)(0xf0 | c >> 18);
-			out[o++] = (char)(0x80 | (c >> 12 & 0x3f));
-			out[o++] = (char)(0x80 | (c >> 6 & 0x3f));
-			out[o++] = (char)(0x80 | (c & 0x3f));
-		}
-	}
-	*len = o;
-	return true;
+	*len = names_utf16_to_utf8(u, n / 2, true, out);
+	return *len != NAMES_BAD_UTF16 && !memchr(out, '\0', *len);
 }
 
 static void tree_free(struct tree *t)

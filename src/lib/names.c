@@ -131,3 +131,43 @@ bool names_excluded(const char *name, char *const *patterns, size_t n)
 	}
 	return false;
 }
+
+size_t names_utf16_to_utf8(const unsigned char *p, size_t units, bool be, char *out)
+{
+	size_t o = 0;
+
+	for (size_t i = 0; i < units; i++) {
+		const unsigned char *q = p + 2 * i;
+		uint32_t u = be ? (uint32_t)q[0] << 8 | q[1] : (uint32_t)q[1] << 8 | q[0];
+
+		if (u >= 0xd800 && u <= 0xdbff) {
+			uint32_t lo;
+
+			if (i + 1 >= units)
+				return NAMES_BAD_UTF16;
+			lo = be ? (uint32_t)q[2] << 8 | q[3] : (uint32_t)q[3] << 8 | q[2];
+			if (lo < 0xdc00 || lo > 0xdfff)
+				return NAMES_BAD_UTF16;
+			u = 0x10000 + ((u - 0xd800) << 10) + (lo - 0xdc00);
+			i++;
+		} else if (u >= 0xdc00 && u <= 0xdfff) {
+			return NAMES_BAD_UTF16;
+		}
+		if (u < 0x80) {
+			out[o++] = (char)u;
+		} else if (u < 0x800) {
+			out[o++] = (char)(0xc0 | u >> 6);
+			out[o++] = (char)(0x80 | (u & 0x3f));
+		} else if (u < 0x10000) {
+			out[o++] = (char)(0xe0 | u >> 12);
+			out[o++] = (char)(0x80 | (u >> 6 & 0x3f));
+			out[o++] = (char)(0x80 | (u & 0x3f));
+		} else {
+			out[o++] = (char)(0xf0 | u >> 18);
+			out[o++] = (char)(0x80 | (u >> 12 & 0x3f));
+			out[o++] = (char)(0x80 | (u >> 6 & 0x3f));
+			out[o++] = (char)(0x80 | (u & 0x3f));
+		}
+	}
+	return o;
+}

@@ -10,6 +10,7 @@
 
 #include <stdbool.h>
 #include <stddef.h>
+#include <stdint.h>
 
 /* The longest relative path the kernel accepts in one call (PATH_MAX - 1). */
 #define SE_PATH_MAX 4096
@@ -44,5 +45,13 @@ bool names_included(const char *name, char *const *patterns, size_t n,
 
 /* tar's --exclude: unanchored, matches any trailing run of components. */
 bool names_excluded(const char *name, char *const *patterns, size_t n);
+
+/*
+ * UNITS UTF-16 code units at P (big-endian when BE, else little-endian)
+ * into UTF-8 at OUT (room for 3 bytes a unit), as stored: nothing
+ * composed.  Its length, or NAMES_BAD_UTF16 for an unpaired surrogate.
+ */
+#define NAMES_BAD_UTF16 ((size_t)-1)
+size_t names_utf16_to_utf8(const unsigned char *p, size_t units, bool be, char *out);
 
 #endif

@@ -347,6 +347,24 @@ void pool_submit(struct pool *p, struct job *j)
 
 /* ---- a record written again, alone ------------------------------------------ */
 
+/* Wait, with the lock held, until no writer works on a record from the
+ * FROMth oldest on. */
+static void wait_idle(struct pool *p, unsigned int from)
+{
+	for (;;) {
+		bool busy = false;
+
+		for (unsigned int i = from; i < p->started; i++)
+			if (p->ring[(p->head + i) % POOL_RECORDS]->state == J_RUNNING)
+				busy = true;
+		if (!busy)
+			return;
+		p->waiting = true;
+		pthread_cond_wait(&p->done, &p->mu);
+		p->waiting = false;
+	}
+}
+
 /* What a full destination gives: the file's data, a temporary or an
  * xattr found no room.  Only a file whose data is all in the ring and a
  * chunk can be written again; a large file's record comes behind chunks
@@ -422,18 +440,7 @@ static void rewind_behind(struct pool *p)
 static void write_alone(struct pool *p, struct job *j)
 {
 	p->paused = true;
-	for (;;) {
-		bool busy = false;
-
-		for (unsigned int i = 1; i < p->started; i++)
-			if (p->ring[(p->head + i) % POOL_RECORDS]->state == J_RUNNING)
-				busy = true;
-		if (!busy)
-			break;
-		p->waiting = true;
-		pthread_cond_wait(&p->done, &p->mu);
-		p->waiting = false;
-	}
+	wait_idle(p, 1);
 	rewind_behind(p);
 	pthread_mutex_unlock(&p->mu);
 	unwrite(j);
@@ -485,18 +492,7 @@ void pool_stop(struct pool *p)
 	p->skip = true;
 	p->stopped = true;
 	p->paused = false;
-	for (;;) {
-		bool busy = false;
-
-		for (unsigned int i = 0; i < p->started; i++)
-			if (p->ring[(p->head + i) % POOL_RECORDS]->state == J_RUNNING)
-				busy = true;
-		if (!busy)
-			break;
-		p->waiting = true;
-		pthread_cond_wait(&p->done, &p->mu);
-		p->waiting = false;
-	}
+	wait_idle(p, 0);
 	/* What no writer took is done: it will not be written. */
 	for (unsigned int i = p->started; i < p->count; i++) {
 		struct job *j = p->ring[(p->head + i) % POOL_RECORDS];

@@ -9,6 +9,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "names.h"
 #include "szraw.h"
 
 /* Property ids. */
@@ -478,39 +479,9 @@ enum szraw_result szraw_unpack(const struct szraw_packed *pk, const unsigned cha
  * 3 bytes a unit); its length, or 0 when a surrogate is unpaired. */
 static size_t utf16_to_utf8(const unsigned char *p, size_t len, char *out)
 {
-	size_t o = 0;
+	size_t n = names_utf16_to_utf8(p, len, false, out);
 
-	for (size_t i = 0; i < len; i++) {
-		uint32_t u = (uint32_t)p[2 * i] | (uint32_t)p[2 * i + 1] << 8;
-
-		if (u >= 0xd800 && u <= 0xdbff) {
-			uint32_t lo = i + 1 < len ? (uint32_t)p[2 * i + 2] |
-				      (uint32_t)p[2 * i + 3] << 8 : 0;
-
-			if (lo < 0xdc00 || lo > 0xdfff)
-				return 0;
-			u = 0x10000 + ((u - 0xd800) << 10) + (lo - 0xdc00);
-			i++;
-		} else if (u >= 0xdc00 && u <= 0xdfff) {
-			return 0;
-		}
-		if (u < 0x80) {
-			out[o++] = (char)u;
-		} else if (u < 0x800) {
-			out[o++] = (char)(0xc0 | u >> 6);
-			out[o++] = (char)(0x80 | (u & 0x3f));
-		} else if (u < 0x10000) {
-			out[o++] = (char)(0xe0 | u >> 12);
-			out[o++] = (char)(0x80 | (u >> 6 & 0x3f));
-			out[o++] = (char)(0x80 | (u & 0x3f));
-		} else {
-			out[o++] = (char)(0xf0 | u >> 18);
-			out[o++] = (char)(0x80 | (u >> 12 & 0x3f));
-			out[o++] = (char)(0x80 | (u >> 6 & 0x3f));
-			out[o++] = (char)(0x80 | (u & 0x3f));
-		}
-	}
-	return o;
+	return n == NAMES_BAD_UTF16 ? 0 : n;
 }
 
 /* kName's data: External, then NUMBER names, each ended by a NUL unit. */

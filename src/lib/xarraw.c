@@ -153,19 +153,30 @@ static void add_base64(struct walk *w, struct xfile *f, const unsigned char *s, 
 	}
 }
 
+/* Room in the array *P (of *CAP items of SIZE) for one more after N;
+ * false, the walk bad, when out of memory. */
+static bool room(struct walk *w, void **p, size_t *cap, size_t n, size_t size)
+{
+	size_t c;
+	void *q;
+
+	if (n < *cap)
+		return true;
+	c = *cap ? *cap * 2 : 32;
+	q = realloc(*p, c * size);
+	if (!q) {
+		w->bad = true;
+		return false;
+	}
+	*p = q;
+	*cap = c;
+	return true;
+}
+
 static bool push(struct walk *w, enum kind kind, size_t file)
 {
-	if (w->depth == w->cap_stack) {
-		size_t cap = w->cap_stack ? w->cap_stack * 2 : 32;
-		struct frame *s = realloc(w->stack, cap * sizeof(*s));
-
-		if (!s) {
-			w->bad = true;
-			return false;
-		}
-		w->stack = s;
-		w->cap_stack = cap;
-	}
+	if (!room(w, (void **)&w->stack, &w->cap_stack, w->depth, sizeof(*w->stack)))
+		return false;
 	w->stack[w->depth++] = (struct frame){ kind, file };
 	return true;
 }
@@ -201,17 +212,8 @@ static size_t new_file(struct walk *w, size_t parent, xmlTextReaderPtr r)
 {
 	struct xfile *f;
 
-	if (w->n_files == w->cap_files) {
-		size_t cap = w->cap_files ? w->cap_files * 2 : 64;
-		struct xfile *nf = realloc(w->files, cap * sizeof(*nf));
-
-		if (!nf) {
-			w->bad = true;
-			return NONE;
-		}
-		w->files = nf;
-		w->cap_files = cap;
-	}
+	if (!room(w, (void **)&w->files, &w->cap_files, w->n_files, sizeof(*w->files)))
+		return NONE;
 	f = &w->files[w->n_files];
 	memset(f, 0, sizeof(*f));
 	f->parent = parent;
