@@ -20,6 +20,7 @@ struct node {
 	size_t parent;			/* index, or (size_t)-1: the root's child */
 	unsigned char *u16;
 	size_t u16_len;
+	size_t name_len;		/* of its own name, trimmed */
 	bool too_long;
 };
 
@@ -93,13 +94,17 @@ static bool loops(const struct tree *t, size_t parent, uint64_t start)
 	return false;
 }
 
-/* The child's UTF-16BE path: its directory's, '/', its name (or '.'). */
+/* The child's UTF-16BE path: its directory's, '/', its name (or '.').
+ * A directory whose own name is empty adds nothing, nor do the ones
+ * above it: libarchive stops there. */
 static bool child_path(struct tree *t, size_t c, const unsigned char *name, size_t len)
 {
 	struct node *n = &t->n[c];
-	const struct node *p = n->parent == (size_t)-1 ? NULL : &t->n[n->parent];
+	const struct node *p = n->parent == (size_t)-1 || t->n[n->parent].name_len == 0 ?
+			       NULL : &t->n[n->parent];
 	size_t total = (p ? p->u16_len + 2 : 0) + (len ? len : 2);
 
+	n->name_len = len;
 	if ((p && p->too_long) || total > PATH_MAX_BYTES) {
 		n->too_long = true;
 		return true;

@@ -53,6 +53,7 @@ struct row {
 
 static const unsigned char lone_surrogate[] = { 0xd8, 0x3d, 0x00, 'x' };
 static const unsigned char odd_len[] = { 0, 'a', 0, 'b', 'c' };
+static const unsigned char one_byte[] = { 'A' };	/* trimmed to nothing */
 static const unsigned char pair[] = { 0xd8, 0x3d, 0xde, 0x00 };	/* U+1F600 */
 
 #define F(p, nm, d) { .parent = (p), .name = (nm), .data = (d) }
@@ -77,6 +78,9 @@ static const struct row rows[] = {
 	{ .what = "a multi-extent file is one record",
 	  .e = { { .parent = -1, .name = "m", .data = "part1", .flags = 0x80 },
 		 F(-1, "m", "part2"), F(-1, "z", "z") }, .n = 3, .paths = { "m", "z" } },
+	{ .what = "a directory with an empty name: '.', and its files' paths stop there",
+	  .e = { { .parent = -1, .raw = one_byte, .rawlen = sizeof(one_byte), .dir = 1 },
+		 F(0, "f", "x") }, .n = 2, .paths = { ".", "f" } },
 	{ .what = "a directory that holds itself: refused",
 	  .e = { D(-1, "d"), { .parent = 0, .name = "again", .dir = 1, .loc = -2 } }, .n = 2,
 	  .bad = 1 },
