@@ -112,7 +112,8 @@ struct source {
 	size_t *iso_next;		/* the next record of the same key */
 	bool *iso_used;
 	size_t iso_prev;		/* the record of the entry before */
-	bool iso_read;
+	size_t iso_indexed;		/* records in iso_keys */
+	bool iso_begun;
 	/* The entry's GNU.dumpdir record as stored (input_dumpdir()). */
 	char *dumpdir;
 	size_t dumpdir_n, dumpdir_cap;
@@ -1279,10 +1280,25 @@ static void raw_xar_names(struct source *s, struct archive *a, struct archive_en
 	}
 }
 
-/* isoraw.c's reads: the image's bytes again, from the file. */
+/* Where isoraw.c reads: the file again, or from a pipe the bytes
+ * libarchive consumed for this entry (P, LEN, from offset FROM). */
+struct iso_src {
+	struct source *s;
+	const unsigned char *p;
+	size_t len;
+	uint64_t from;
+};
+
 static bool iso_read_at(void *ctx, uint64_t off, size_t len, unsigned char *buf)
 {
-	return stream_bytes(ctx, off, len, buf);
+	struct iso_src *x = ctx;
+
+	if (stream_bytes(x->s, off, len, buf))
+		return true;
+	if (!x->p || off < x->from || off - x->from > x->len || len > x->len - (off - x->from))
+		return false;
+	memcpy(buf, x->p + (off - x->from), len);
+	return true;
 }
 
 /*
@@ -1311,39 +1327,47 @@ static char *iso_key(bool dir, uint64_t size, uint64_t at, const char *composed)
 	return key;
 }
 
-static bool read_iso_names(struct source *s)
+static uint64_t iso_end(const struct isoraw_rec *r)
 {
-	struct archive_entry *t = archive_entry_new();
-	size_t n;
+	return r->start + (r->size + ISORAW_BLOCK - 1) / ISORAW_BLOCK * ISORAW_BLOCK;
+}
 
-	if (!t || isoraw_joliet(iso_read_at, s, &s->iso) != ISORAW_OK) {
+/* Look the records read since the last call up by their keys.  False
+ * when out of memory. */
+static bool iso_index(struct source *s)
+{
+	size_t n = s->iso.count ? s->iso.count : 1;
+	struct archive_entry *t;
+	size_t *next;
+	bool *used;
+
+	if (s->iso_indexed == s->iso.count)
+		return true;
+	next = realloc(s->iso_next, n * sizeof(*next));
+	if (next)
+		s->iso_next = next;
+	used = realloc(s->iso_used, n * sizeof(*used));
+	if (used)
+		s->iso_used = used;
+	t = archive_entry_new();
+	if (!next || !used || !t) {
 		archive_entry_free(t);
 		return false;
 	}
-	n = s->iso.count ? s->iso.count : 1;
-	s->iso_next = malloc(n * sizeof(*s->iso_next));
-	s->iso_used = calloc(n, sizeof(*s->iso_used));
-	s->iso_prev = MAP_NONE;
-	if (!s->iso_next || !s->iso_used) {
-		archive_entry_free(t);
-		return false;
-	}
-	/* Last to first: each key's chain in the records' order. */
-	for (size_t i = s->iso.count; i-- > 0;) {
+	for (size_t i = s->iso_indexed; i < s->iso.count; i++) {
 		const struct isoraw_rec *r = &s->iso.rec[i];
-		uint64_t end = r->start + (r->size + ISORAW_BLOCK - 1) / ISORAW_BLOCK * ISORAW_BLOCK;
 		const char *composed = "";
 		char *key;
 
 		s->iso_next[i] = MAP_NONE;
+		s->iso_used[i] = false;
 		if (r->path == ISORAW_NO_NAME)
 			continue;
-		if (!r->dir && r->size == 0) {
-			if (!archive_entry_update_pathname_utf8(t, s->iso.text + r->path) ||
-			    !(composed = archive_entry_pathname(t)))
-				continue;
-		}
-		key = iso_key(r->dir, r->size, r->dir ? end : r->start, composed);
+		if (!r->dir && r->size == 0 &&
+		    (!archive_entry_update_pathname_utf8(t, s->iso.text + r->path) ||
+		     !(composed = archive_entry_pathname(t))))
+			continue;
+		key = iso_key(r->dir, r->size, r->dir ? iso_end(r) : r->start, composed);
 		if (!key) {
 			archive_entry_free(t);
 			return false;
@@ -1356,8 +1380,17 @@ static bool read_iso_names(struct source *s)
 		}
 		free(key);
 	}
+	s->iso_indexed = s->iso.count;
 	archive_entry_free(t);
 	return true;
+}
+
+/* The Joliet names are no more to be had: libarchive's from here on. */
+static void iso_give_up(struct source *s)
+{
+	isoraw_tree_free(&s->iso);
+	map_free(&s->iso_keys);
+	s->iso_indexed = 0;
 }
 
 /* Two records no one can tell apart from the entry libarchive made. */
@@ -1368,33 +1401,45 @@ static bool iso_alike(const struct isoraw_rec *a, const struct isoraw_rec *b)
 
 /*
  * The same for an ISO 9660 image read through its Joliet names (Rock
- * Ridge names are libarchive's unconverted bytes): the record where
- * libarchive stands, whose name composes into the entry's.  Two that
- * differ otherwise and could both be it: libarchive's name stays.  Two
- * that do not differ (twin names, same size and date): the first not
- * taken yet, the tree is the same either way.  A hardlink's target is
- * the entry before, as libarchive makes it.
+ * Ridge names are libarchive's unconverted bytes).  The tree is read as
+ * libarchive reads it: its root at the first entry, a directory's records
+ * when libarchive hands the directory out (from the file, or from the
+ * bytes libarchive just consumed when the image comes down a pipe).  An
+ * entry's record is the one where libarchive stands, whose name composes
+ * into the entry's.  Two that differ otherwise and could both be it:
+ * libarchive's name stays.  Two that do not differ (twin names, same size
+ * and date): the first not taken yet, the tree is the same either way.
+ * A hardlink's target is the entry before, as libarchive makes it.
  */
 static void raw_iso_names(struct source *s, struct archive *a, struct archive_entry *e)
 {
 	const char *now = archive_entry_pathname(e), *link = archive_entry_hardlink(e);
 	bool dir = archive_entry_filetype(e) == AE_IFDIR;
 	int64_t pos = archive_filter_bytes(a, -1);
-	size_t pick = MAP_NONE, prev = s->iso_prev;
+	size_t pick = MAP_NONE, prev = s->iso_prev, first = MAP_NONE;
+	struct iso_src src = { s, NULL, 0, 0 };
 	char *key;
 
 	if (archive_format(a) != ARCHIVE_FORMAT_ISO9660 || archive_filter_count(a) != 1 ||
 	    !now || pos < 0 || !locale_is_utf8())
 		return;
-	if (!s->iso_read) {
-		s->iso_read = true;
-		if (!read_iso_names(s)) {
-			isoraw_tree_free(&s->iso);
-			map_free(&s->iso_keys);
-		}
+	if ((!s->seekable || s->dec || s->outer) && header_bytes(s, a, &src.p, &src.len))
+		src.from = (uint64_t)pos - src.len;
+	if (!s->iso_begun) {
+		s->iso_begun = true;
+		s->iso_prev = prev = MAP_NONE;
+		if (isoraw_begin(iso_read_at, &src, &s->iso) != ISORAW_OK)
+			iso_give_up(s);
 	}
-	if (s->iso.count == 0)
+	if (!s->iso.walk)
 		return;
+	if (dir && (uint64_t)pos == s->iso.root + (s->iso.root_size + ISORAW_BLOCK - 1) /
+				     ISORAW_BLOCK * ISORAW_BLOCK &&
+	    (isoraw_children(iso_read_at, &src, &s->iso, ISORAW_ROOT) != ISORAW_OK ||
+	     !iso_index(s))) {
+		iso_give_up(s);
+		return;
+	}
 	if (link && prev != MAP_NONE)
 		/* A record with the data of the entry before: libarchive
 		 * makes it a hardlink to that entry, wherever it stands. */
@@ -1407,7 +1452,11 @@ static void raw_iso_names(struct source *s, struct archive *a, struct archive_en
 	for (size_t i = map_get(&s->iso_keys, key); i != MAP_NONE; i = s->iso_next[i]) {
 		const struct isoraw_rec *r = &s->iso.rec[i];
 
-		if (s->iso_used[i] || r->dir != dir || !composes_to(s->iso.text + r->path, now))
+		if (s->iso_used[i] || r->dir != dir)
+			continue;
+		if (first == MAP_NONE)
+			first = i;
+		if (!composes_to(s->iso.text + r->path, now))
 			continue;
 		if (pick == MAP_NONE) {
 			pick = i;
@@ -1417,6 +1466,13 @@ static void raw_iso_names(struct source *s, struct archive *a, struct archive_en
 		}
 	}
 	free(key);
+	/* A directory handed out: its records, which libarchive just read. */
+	if (dir && (pick != MAP_NONE || first != MAP_NONE) &&
+	    (isoraw_children(iso_read_at, &src, &s->iso, pick != MAP_NONE ? pick : first) !=
+	     ISORAW_OK || !iso_index(s))) {
+		iso_give_up(s);
+		return;
+	}
 	if (link && prev != MAP_NONE) {
 		const char *t = s->iso.text + s->iso.rec[prev].path;
 		struct paxraw_value v = { (const unsigned char *)t, strlen(t), true };

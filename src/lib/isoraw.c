@@ -14,22 +14,21 @@
 #define NAME_MAX_BYTES 206		/* its cap on a Joliet name */
 #define PATH_MAX_BYTES 1024		/* its cap on a UTF-16BE path */
 
-/* A record while the tree is read: its UTF-16BE path. */
+/* What a record needs while the tree is read: its UTF-16BE path. */
 struct node {
-	struct isoraw_rec r;
-	size_t parent;			/* index, or (size_t)-1: the root's child */
+	size_t parent;			/* index, or ISORAW_ROOT */
 	unsigned char *u16;
 	size_t u16_len;
 	size_t name_len;		/* of its own name, trimmed */
 	bool too_long;
+	bool read;			/* its records were read */
 };
 
-struct tree {
+struct isoraw_walk {
 	struct node *n;
-	size_t count, cap;
 	uint64_t volume;		/* bytes */
-	uint64_t root;			/* the root's records */
 	size_t dir_bytes;
+	bool root_read;
 };
 
 static uint32_t le32(const unsigned char *p)
@@ -65,44 +64,65 @@ static bool joliet_root(isoraw_read_fn read, void *ctx, uint64_t *root, uint64_t
 	return false;
 }
 
-static size_t add(struct tree *t)
+/* A new record at the end; (size_t)-1 when no room. */
+static size_t add(struct isoraw_tree *t)
 {
+	struct isoraw_walk *w = t->walk;
+
 	if (t->count == ISORAW_RECORDS_MAX)
 		return (size_t)-1;
 	if (t->count == t->cap) {
 		size_t cap = t->cap ? t->cap * 2 : 64;
-		struct node *n = realloc(t->n, cap * sizeof(*n));
+		struct isoraw_rec *r = realloc(t->rec, cap * sizeof(*r));
+		struct node *n;
 
+		if (!r)
+			return (size_t)-1;
+		t->rec = r;
+		n = realloc(w->n, cap * sizeof(*n));
 		if (!n)
 			return (size_t)-1;
-		t->n = n;
+		w->n = n;
 		t->cap = cap;
 	}
-	memset(&t->n[t->count], 0, sizeof(t->n[0]));
+	memset(&t->rec[t->count], 0, sizeof(t->rec[0]));
+	memset(&w->n[t->count], 0, sizeof(w->n[0]));
+	t->rec[t->count].path = ISORAW_NO_NAME;
 	return t->count++;
 }
 
 /* A directory's own offset, or an enclosing one's: libarchive refuses
  * the loop (the whole image). */
-static bool loops(const struct tree *t, size_t parent, uint64_t start)
+static bool loops(const struct isoraw_tree *t, size_t parent, uint64_t start)
 {
 	if (start == t->root)
 		return true;
-	for (size_t i = parent; i != (size_t)-1; i = t->n[i].parent)
-		if (t->n[i].r.start == start)
+	for (size_t i = parent; i != ISORAW_ROOT; i = t->walk->n[i].parent)
+		if (t->rec[i].start == start)
 			return true;
 	return false;
 }
 
-/* The child's UTF-16BE path: its directory's, '/', its name (or '.').
- * A directory whose own name is empty adds nothing, nor do the ones
- * above it: libarchive stops there. */
-static bool child_path(struct tree *t, size_t c, const unsigned char *name, size_t len)
+/* UTF-16BE into UTF-8, as stored: false for an unpaired surrogate or a
+ * NUL. */
+static bool utf8_of(const unsigned char *u, size_t n, char *out, size_t *len)
 {
-	struct node *n = &t->n[c];
-	const struct node *p = n->parent == (size_t)-1 || t->n[n->parent].name_len == 0 ?
-			       NULL : &t->n[n->parent];
-	size_t total = (p ? p->u16_len + 2 : 0) + (len ? len : 2);
+	*len = names_utf16_to_utf8(u, n / 2, true, out);
+	return *len != NAMES_BAD_UTF16 && !memchr(out, '\0', *len);
+}
+
+/*
+ * Record C's path: its directory's, '/', its name (or '.'); a directory
+ * whose own name is empty adds nothing, nor do the ones above it
+ * (libarchive stops there).  Its UTF-8 goes to the text.  False when out
+ * of memory.
+ */
+static bool child_path(struct isoraw_tree *t, size_t c, const unsigned char *name, size_t len)
+{
+	struct node *n = &t->walk->n[c];
+	const struct node *p = n->parent == ISORAW_ROOT || t->walk->n[n->parent].name_len == 0 ?
+			       NULL : &t->walk->n[n->parent];
+	size_t total = (p ? p->u16_len + 2 : 0) + (len ? len : 2), u8;
 
 	n->name_len = len;
 	if ((p && p->too_long) || total > PATH_MAX_BYTES) {
@@ -122,34 +142,62 @@ static bool child_path(struct tree *t, size_t c, const unsigned char *name, size
 	else
 		memcpy(n->u16 + total - 2, "\0.", 2);
 	n->u16_len = total;
+	/* UTF-8: at most 3 bytes for 2 */
+	if (t->text_len + total * 2 + 1 > t->text_cap) {
+		size_t cap = t->text_cap ? t->text_cap : 4096;
+		char *x;
+
+		while (cap < t->text_len + total * 2 + 1)
+			cap *= 2;
+		x = realloc(t->text, cap);
+		if (!x)
+			return false;
+		t->text = x;
+		t->text_cap = cap;
+	}
+	if (utf8_of(n->u16, total, t->text + t->text_len, &u8)) {
+		t->text[t->text_len + u8] = '\0';
+		t->rec[c].path = t->text_len;
+		t->text_len += u8 + 1;
+	}
 	return true;
 }
 
 /*
- * The records of directory D (PARENT: its index, -1 the root) as
- * libarchive parses them: block by block, a record of length 0 or one
- * that would cross its block ends the block; "." and ".." skipped; the
- * extents after a multi-extent file's first are its own.
+ * The records of directory DIR as libarchive parses them: block by
+ * block, a record of length 0 or one that would cross its block ends the
+ * block; "." and ".." skipped; the extents after a multi-extent file's
+ * first are its own.
  */
-static bool read_dir(isoraw_read_fn read, void *ctx, struct tree *t, size_t parent,
-		     uint64_t start, uint64_t size)
+enum isoraw_result isoraw_children(isoraw_read_fn read, void *ctx, struct isoraw_tree *t,
+				   size_t dir)
 {
+	struct isoraw_walk *w = t->walk;
+	uint64_t start = dir == ISORAW_ROOT ? t->root : t->rec[dir].start;
+	uint64_t size = dir == ISORAW_ROOT ? t->root_size : t->rec[dir].size;
 	size_t step = (size_t)((size + ISORAW_BLOCK - 1) / ISORAW_BLOCK * ISORAW_BLOCK);
 	unsigned char *buf;
 	bool multi = false, ok = true;
 
-	if (size == 0)
-		return true;
+	if (!w)
+		return ISORAW_BAD;
+	/* Each directory once, as libarchive reads it once. */
+	if (dir == ISORAW_ROOT ? w->root_read : w->n[dir].read)
+		return ISORAW_OK;
+	if (dir == ISORAW_ROOT)
+		w->root_read = true;
+	else
+		w->n[dir].read = true;
 	/* libarchive skips the records of a directory past the volume */
-	if (start + size > t->volume)
-		return true;
-	if (size > ISORAW_DIR_BYTES_MAX || t->dir_bytes + step > ISORAW_DIR_BYTES_MAX)
-		return false;
-	t->dir_bytes += step;
+	if (size == 0 || start + size > w->volume)
+		return ISORAW_OK;
+	if (size > ISORAW_DIR_BYTES_MAX || w->dir_bytes + step > ISORAW_DIR_BYTES_MAX)
+		return ISORAW_BAD;
+	w->dir_bytes += step;
 	buf = malloc(step);
 	if (!buf || !read(ctx, start, step, buf)) {
 		free(buf);
-		return false;
+		return ISORAW_BAD;
 	}
 	for (size_t blk = 0; ok && blk < step; blk += ISORAW_BLOCK) {
 		const unsigned char *b = buf + blk + ISORAW_BLOCK, *p = buf + blk;
@@ -163,9 +211,9 @@ static bool read_dir(isoraw_read_fn read, void *ctx, struct tree *t, size_t pare
 				continue;
 			/* What libarchive refuses, the image with it. */
 			if (dr < 34 || dr - 33 < nlen || nlen == 0 ||
-			    (loc > 0 && loc + blocks > t->volume / ISORAW_BLOCK) ||
+			    (loc > 0 && loc + blocks > w->volume / ISORAW_BLOCK) ||
 			    (fsize != 0 && (int32_t)loc < 0) ||
-			    loops(t, parent, (uint64_t)loc * ISORAW_BLOCK)) {
+			    loops(t, dir, (uint64_t)loc * ISORAW_BLOCK)) {
 				ok = false;
 				break;
 			}
@@ -179,11 +227,12 @@ static bool read_dir(isoraw_read_fn read, void *ctx, struct tree *t, size_t pare
 				ok = false;
 				break;
 			}
-			t->n[c].parent = parent;
-			t->n[c].r.start = (uint64_t)loc * ISORAW_BLOCK;
-			t->n[c].r.size = fsize;
-			t->n[c].r.dir = (p[25] & 0x02) != 0;
-			memcpy(t->n[c].r.date, p + 18, 7);
+			w = t->walk;
+			w->n[c].parent = dir;
+			t->rec[c].start = (uint64_t)loc * ISORAW_BLOCK;
+			t->rec[c].size = fsize;
+			t->rec[c].dir = (p[25] & 0x02) != 0;
+			memcpy(t->rec[c].date, p + 18, 7);
 			/* The name as libarchive trims it. */
 			if (nlen > NAME_MAX_BYTES)
 				nlen = NAME_MAX_BYTES;
@@ -198,69 +247,46 @@ static bool read_dir(isoraw_read_fn read, void *ctx, struct tree *t, size_t pare
 		}
 	}
 	free(buf);
-	return ok;
+	return ok ? ISORAW_OK : ISORAW_BAD;
 }
 
-/* UTF-16BE into UTF-8, as stored: false for an unpaired surrogate or a
- * NUL. */
-static bool utf8_of(const unsigned char *u, size_t n, char *out, size_t *len)
+enum isoraw_result isoraw_begin(isoraw_read_fn read, void *ctx, struct isoraw_tree *out)
 {
-	*len = names_utf16_to_utf8(u, n / 2, true, out);
-	return *len != NAMES_BAD_UTF16 && !memchr(out, '\0', *len);
-}
+	uint64_t volume;
 
-static void tree_free(struct tree *t)
-{
-	for (size_t i = 0; i < t->count; i++)
-		free(t->n[i].u16);
-	free(t->n);
+	memset(out, 0, sizeof(*out));
+	if (!joliet_root(read, ctx, &out->root, &out->root_size, &volume))
+		return ISORAW_BAD;
+	out->walk = calloc(1, sizeof(*out->walk));
+	if (!out->walk)
+		return ISORAW_BAD;
+	out->walk->volume = volume;
+	return ISORAW_OK;
 }
 
 enum isoraw_result isoraw_joliet(isoraw_read_fn read, void *ctx, struct isoraw_tree *out)
 {
-	struct tree t = { 0 };
-	uint64_t root, root_size;
-	size_t text = 0;
-	bool ok;
+	enum isoraw_result r = isoraw_begin(read, ctx, out);
 
-	memset(out, 0, sizeof(*out));
-	if (!joliet_root(read, ctx, &root, &root_size, &t.volume))
-		return ISORAW_BAD;
-	t.root = root;
+	if (r == ISORAW_OK)
+		r = isoraw_children(read, ctx, out, ISORAW_ROOT);
 	/* Breadth first: a directory's records once its own are read. */
-	ok = read_dir(read, ctx, &t, (size_t)-1, root, root_size);
-	for (size_t i = 0; ok && i < t.count; i++)
-		if (t.n[i].r.dir)
-			ok = read_dir(read, ctx, &t, i, t.n[i].r.start, t.n[i].r.size);
-	for (size_t i = 0; ok && i < t.count; i++)
-		text += t.n[i].u16_len * 2 + 1;	/* UTF-8: at most 3 bytes per 2 */
-	out->rec = ok ? calloc(t.count ? t.count : 1, sizeof(*out->rec)) : NULL;
-	out->text = ok ? malloc(text ? text : 1) : NULL;
-	if (!out->rec || !out->text) {
-		tree_free(&t);
+	for (size_t i = 0; r == ISORAW_OK && i < out->count; i++)
+		if (out->rec[i].dir)
+			r = isoraw_children(read, ctx, out, i);
+	if (r != ISORAW_OK)
 		isoraw_tree_free(out);
-		return ISORAW_BAD;
-	}
-	text = 0;
-	for (size_t i = 0; i < t.count; i++) {
-		size_t len;
-
-		out->rec[i] = t.n[i].r;
-		out->rec[i].path = ISORAW_NO_NAME;
-		if (!t.n[i].too_long && t.n[i].u16 &&
-		    utf8_of(t.n[i].u16, t.n[i].u16_len, out->text + text, &len)) {
-			out->text[text + len] = '\0';
-			out->rec[i].path = text;
-			text += len + 1;
-		}
-	}
-	out->count = t.count;
-	tree_free(&t);
-	return ISORAW_OK;
+	return r;
 }
 
 void isoraw_tree_free(struct isoraw_tree *tree)
 {
+	if (tree->walk) {
+		for (size_t i = 0; i < tree->count; i++)
+			free(tree->walk->n[i].u16);
+		free(tree->walk->n);
+		free(tree->walk);
+	}
 	free(tree->rec);
 	free(tree->text);
 	memset(tree, 0, sizeof(*tree));

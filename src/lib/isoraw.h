@@ -10,6 +10,9 @@
  * each directory's records block by block, the names trimmed as it trims
  * them, a path of the enclosing directories' names) and give every
  * record's path in UTF-8 without composing, with where its data lies.
+ * The reader reads a directory's records when libarchive hands the
+ * directory out, as libarchive reads them then: from the file, or from a
+ * pipe out of the bytes libarchive has just consumed.
  * libarchive hands out the entries by data location, and leaves its
  * position at a file's data, or after a directory's records, when it
  * hands one out; the reader (input.c) matches an entry to a record by
@@ -44,18 +47,33 @@ struct isoraw_rec {
 	size_t path;			/* into TEXT, or ISORAW_NO_NAME */
 };
 
+struct isoraw_walk;
+
+/* The records read so far, in the order read. */
 struct isoraw_tree {
 	struct isoraw_rec *rec;
-	size_t count;
+	size_t count, cap;
 	char *text;
+	size_t text_len, text_cap;
+	uint64_t root, root_size;	/* the root directory's records */
+	struct isoraw_walk *walk;	/* isoraw.c's own */
 };
+
+#define ISORAW_ROOT ((size_t)-1)
 
 /* LEN bytes at offset OFF of the image into BUF; false when they are not
  * all there. */
 typedef bool (*isoraw_read_fn)(void *ctx, uint64_t off, size_t len, unsigned char *buf);
 
-/* Read the Joliet tree of the image READ reads.  ISORAW_BAD when it has
- * none, or anything is not as libarchive would take it. */
+/* Find the Joliet tree of the image READ reads: ISORAW_BAD when it has
+ * none, or its descriptor is not as libarchive would take it. */
+enum isoraw_result isoraw_begin(isoraw_read_fn read, void *ctx, struct isoraw_tree *out);
+/* Read the records of directory DIR (a record's index, or ISORAW_ROOT)
+ * and add them.  ISORAW_BAD when anything is not as libarchive would
+ * take it, or its bytes cannot be read; the records before stay. */
+enum isoraw_result isoraw_children(isoraw_read_fn read, void *ctx, struct isoraw_tree *t,
+				   size_t dir);
+/* The whole tree at once: the root's records, then each directory's. */
 enum isoraw_result isoraw_joliet(isoraw_read_fn read, void *ctx, struct isoraw_tree *out);
 void isoraw_tree_free(struct isoraw_tree *tree);
 
