@@ -24,6 +24,7 @@
 #include "isoraw.h"
 #include "map.h"
 #include "paxraw.h"
+#include "rarraw.h"
 #include "szraw.h"
 #include "xarraw.h"
 #include "zipraw.h"
@@ -1489,6 +1490,39 @@ static void raw_iso_names(struct source *s, struct archive *a, struct archive_en
 	stored_name(e, s->iso.text + s->iso.rec[pick].path, false);
 }
 
+/*
+ * The same for a RAR 5 entry (rarraw.h): the file header that ends where
+ * libarchive stopped, its name and its link's target as stored.
+ * libarchive gives a directory no trailing '/'.
+ */
+static void raw_rar5_names(struct archive_entry *e, const unsigned char *p, size_t len)
+{
+	struct rarraw_file f;
+	char *name;
+
+	if (rarraw_file(p, len, &f) != RARRAW_OK || !locale_is_utf8())
+		return;
+	name = malloc(f.name_len + 1);
+	if (!name)
+		return;
+	memcpy(name, f.name, f.name_len);
+	name[f.name_len] = '\0';
+	/* A NUL inside: libarchive's name ended there, this is not it. */
+	if (strlen(name) == f.name_len)
+		stored_name(e, name, false);
+	free(name);
+	if (f.target) {
+		struct paxraw_value v = { f.target, f.target_len, true };
+
+		if (!paxraw_name_ok(&v))
+			return;
+		if (f.hardlink)
+			renamed(e, &v, archive_entry_hardlink, archive_entry_copy_hardlink);
+		else
+			renamed(e, &v, archive_entry_symlink, archive_entry_copy_symlink);
+	}
+}
+
 /* Give E the names as the archive stores them, where libarchive's
  * conversion may have composed them. */
 static void raw_names(struct source *s, struct archive *a, struct archive_entry *e)
@@ -1516,6 +1550,10 @@ static void raw_names(struct source *s, struct archive *a, struct archive_entry 
 		break;
 	case ARCHIVE_FORMAT_ISO9660:
 		raw_iso_names(s, a, e);
+		break;
+	case ARCHIVE_FORMAT_RAR_V5:
+		if (header_bytes(s, a, &p, &len))
+			raw_rar5_names(e, p, len);
 		break;
 	default:
 		break;
