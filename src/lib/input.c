@@ -1523,6 +1523,17 @@ static void raw_rar5_names(struct archive_entry *e, const unsigned char *p, size
 	}
 }
 
+/* The same for a RAR 4 entry whose name is flagged Unicode (rarraw.h). */
+static void raw_rar4_names(struct archive_entry *e, const unsigned char *p, size_t len)
+{
+	char *name;
+
+	if (!locale_is_utf8() || rarraw_file4(p, len, &name) != RARRAW_OK)
+		return;
+	stored_name(e, name, false);
+	free(name);
+}
+
 /* Give E the names as the archive stores them, where libarchive's
  * conversion may have composed them. */
 static void raw_names(struct source *s, struct archive *a, struct archive_entry *e)
@@ -1554,6 +1565,10 @@ static void raw_names(struct source *s, struct archive *a, struct archive_entry 
 	case ARCHIVE_FORMAT_RAR_V5:
 		if (header_bytes(s, a, &p, &len))
 			raw_rar5_names(e, p, len);
+		break;
+	case ARCHIVE_FORMAT_RAR:
+		if (header_bytes(s, a, &p, &len))
+			raw_rar4_names(e, p, len);
 		break;
 	default:
 		break;

@@ -9,9 +9,11 @@
  */
 #include "config.h"
 
+#include <stdlib.h>
 #include <string.h>
 #include <zlib.h>
 
+#include "names.h"
 #include "rarraw.h"
 
 #define HEAD_FILE 2
@@ -143,4 +145,167 @@ enum rarraw_result rarraw_file(const unsigned char *p, size_t n, struct rarraw_f
 	    (flags & HFL_SPLIT))
 		return RARRAW_BAD;
 	return file_fields(&data, flags, out);
+}
+
+/* ---- RAR 4 ----------------------------------------------------------------- */
+
+#define R4_FILE 0x74
+#define R4_SPLIT 0x0003
+#define R4_SOLID 0x0010
+#define R4_LARGE 0x0100
+#define R4_UNICODE 0x0200
+#define R4_FIXED 32			/* the base header and the file fields */
+#define R4_HOST_UNIX 3
+
+static uint32_t le32(const unsigned char *p)
+{
+	return (uint32_t)p[0] | (uint32_t)p[1] << 8 | (uint32_t)p[2] << 16 |
+	       (uint32_t)p[3] << 24;
+}
+
+/*
+ * Unpack RAR's UTF-16 packing as libarchive does: a high byte, then
+ * pairs of flag bits saying how each character is stored (a low byte
+ * alone, with the high byte, both bytes, or a run copied from the ASCII
+ * name with a correction).  Into OUT (2 * N bytes, UTF-16BE); its length
+ * in bytes, or (size_t)-1 when a read would leave the name's N bytes
+ * (libarchive would read past them).
+ */
+static size_t r4_unpack(const unsigned char *p, size_t n, unsigned char *out)
+{
+	size_t off = strlen((const char *)p) + 1, len = 0, end = 2 * n;
+	unsigned char high, flags = 0;
+	unsigned int bits = 0;
+
+	if (off >= n)
+		return (size_t)-1;
+	high = p[off++];
+	while (off < n && len < end) {
+		if (!bits) {
+			flags = p[off++];
+			bits = 8;
+			if (off >= n)
+				return (size_t)-1;
+		}
+		bits -= 2;
+		switch ((flags >> bits) & 3) {
+		case 0:
+			out[len++] = 0;
+			out[len++] = p[off++];
+			break;
+		case 1:
+			out[len++] = high;
+			out[len++] = p[off++];
+			break;
+		case 2:
+			if (off + 1 >= n)
+				return (size_t)-1;
+			out[len++] = p[off + 1];
+			out[len++] = p[off];
+			off += 2;
+			break;
+		default: {
+			unsigned int run = p[off++];
+			unsigned char extra = 0, hi = 0;
+
+			if (run & 0x80) {
+				if (off >= n)
+					return (size_t)-1;
+				extra = p[off++];
+				hi = high;
+			}
+			for (run = (run & 0x7f) + 2; run && len < end; run--) {
+				size_t cp = len >> 1;
+
+				out[len++] = hi;
+				out[len++] = (unsigned char)(p[cp] + extra);
+			}
+			break;
+		}
+		}
+	}
+	return len;
+}
+
+/* The name at P (N bytes) as libarchive reads it, in UTF-8. */
+static char *r4_name(const unsigned char *p, size_t n)
+{
+	char *name;
+
+	if (memchr(p, '\0', n) == NULL) {
+		/* UTF-8 as it is */
+		name = malloc(n + 1);
+		if (!name)
+			return NULL;
+		memcpy(name, p, n);
+		name[n] = '\0';
+		for (char *s = name; (s = strchr(s, '\\')) != NULL; s++)
+			*s = '/';
+		return name;
+	} else {
+		unsigned char *u = malloc(2 * n + 2), *c;
+		size_t len = u ? r4_unpack(p, n, u) : (size_t)-1, units = 0, out;
+
+		if (len == (size_t)-1) {
+			free(u);
+			return NULL;
+		}
+		/* Up to the first U+0000, '\' read as '/'. */
+		for (c = u; units < len / 2 && (c[0] || c[1]); c += 2, units++)
+			if (!c[0] && c[1] == '\\')
+				c[1] = '/';
+		name = malloc(3 * units + 1);
+		out = name ? names_utf16_to_utf8(u, units, true, name) : NAMES_BAD_UTF16;
+		free(u);
+		if (out == NAMES_BAD_UTF16) {
+			free(name);
+			return NULL;
+		}
+		name[out] = '\0';
+		return name;
+	}
+}
+
+enum rarraw_result rarraw_file4(const unsigned char *p, size_t n, char **name)
+{
+	const unsigned char *h = NULL;
+	size_t hsize = 0;
+
+	*name = NULL;
+	/* The one file header, its CRC holding, that ends where libarchive
+	 * stopped, or where the target of a symlink begins. */
+	for (size_t q = 0; q + R4_FIXED <= n; q++) {
+		const unsigned char *c = p + q;
+		size_t size = (size_t)c[5] | (size_t)c[6] << 8, stop;
+		uint64_t pack = le32(c + 7);
+		unsigned int flags = (unsigned int)c[3] | (unsigned int)c[4] << 8;
+
+		if (c[2] != R4_FILE || size < R4_FIXED || size > n - q)
+			continue;
+		if ((flags & R4_LARGE) && size >= R4_FIXED + 8)
+			pack |= (uint64_t)le32(c + R4_FIXED) << 32;
+		stop = q + size;
+		if (stop != n && !(c[15] == R4_HOST_UNIX && (le32(c + 28) & 0170000) == 0120000 &&
+				   pack == n - stop))
+			continue;
+		if ((crc32(0, c + 2, (uInt)(size - 2)) & 0xffff) != ((unsigned int)c[0] | (unsigned int)c[1] << 8))
+			continue;
+		if (h)
+			return RARRAW_BAD;
+		h = c;
+		hsize = size;
+	}
+	if (!h)
+		return RARRAW_BAD;
+	{
+		unsigned int flags = (unsigned int)h[3] | (unsigned int)h[4] << 8;
+		size_t nsize = (size_t)h[26] | (size_t)h[27] << 8;
+		size_t at = R4_FIXED + ((flags & R4_LARGE) ? 8 : 0);
+
+		if ((flags & (R4_SPLIT | R4_SOLID)) || !(flags & R4_UNICODE) || nsize == 0 ||
+		    at > hsize || nsize > hsize - at)
+			return RARRAW_BAD;
+		*name = r4_name(h + at, nsize);
+	}
+	return *name ? RARRAW_OK : RARRAW_BAD;
 }

@@ -36,4 +36,16 @@ struct rarraw_file {
 /* The file header that ends at P + N, read. */
 enum rarraw_result rarraw_file(const unsigned char *p, size_t n, struct rarraw_file *out);
 
+/*
+ * RAR 4 (1.5 to 4.x): a name flagged Unicode is UTF-8, or an ASCII name, a
+ * NUL and the UTF-16 name in RAR's own packing, which libarchive unpacks
+ * and converts (and composes).  The file header that ends at P + N (or
+ * where a symlink's target, which libarchive reads with it, begins):
+ * its name in UTF-8 as stored, with libarchive's one change made again
+ * ('\' read as '/'), NUL-terminated in NAME (the caller frees it).
+ * RARRAW_BAD also for a name not flagged Unicode: libarchive converts
+ * nothing then.
+ */
+enum rarraw_result rarraw_file4(const unsigned char *p, size_t n, char **name);
+
 #endif

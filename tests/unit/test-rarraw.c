@@ -117,6 +117,126 @@ static const struct row rows[] = {
 	  .s = { FILE_(NFD), .name_off = -1 }, .bad = 1 },
 };
 
+/* ---- RAR 4 ---------------------------------------------------------------- */
+
+/* A RAR 4 file header (FLAGS, MODE on a Unix host) named by the N bytes
+ * at NAME, followed by DATA (a symlink's target, which libarchive reads
+ * with the header). */
+static void r4(struct buf *b, unsigned flags, unsigned long mode, const void *name, size_t n,
+	       const char *data, int bad_crc)
+{
+	struct buf h = { .n = 0 };
+	size_t dn = data ? strlen(data) : 0;
+	uLong crc;
+
+	put8(&h, 0x74);
+	put16(&h, flags | 0x8000);
+	put16(&h, (unsigned)(32 + n));
+	put32(&h, dn);			/* packed size */
+	put32(&h, dn);
+	put8(&h, 3);			/* Unix */
+	put32(&h, 0);
+	put32(&h, 0x5a210000);
+	put8(&h, 29);
+	put8(&h, 0x30);			/* stored */
+	put16(&h, (unsigned)n);
+	put32(&h, mode);
+	put(&h, name, n);
+	crc = crc32(0, h.b, (uInt)h.n) & 0xffff;
+	put16(b, (unsigned)crc + (bad_crc ? 1 : 0));
+	put(b, h.b, h.n);
+	put(b, data, dn);
+}
+
+#define U 0x0200			/* the name is Unicode */
+#define REG 0100644
+/* "cafe\u0301", packed: "cafe?", NUL, high byte 0, flag byte 0xAA (four
+ * characters as both bytes), c a f e, flag byte 0x80 (one), U+0301. */
+static const unsigned char packed_nfd[] = {
+	'c', 'a', 'f', 'e', '?', 0, 0, 0xAA, 'c', 0, 'a', 0, 'f', 0, 'e', 0, 0x80, 0x01, 0x03
+};
+/* "ab\u00e9\u0101": flags 0 (a low byte), 0 (b), 0 (0xe9), 1 (0x01 with the
+ * high byte 0x01). */
+static const unsigned char packed_low_high[] = {
+	'a', 'b', '?', '?', 0, 0x01, 0x01, 'a', 'b', 0xe9, 0x01
+};
+/* A run: "xyz" copied from the ASCII name with no correction, flags 3,
+ * length 1 (+2). */
+static const unsigned char packed_run[] = { 'x', 'y', 'z', 0, 0, 0xC0, 0x01 };
+/* A run with the high byte and a correction of 1: "ab" becomes "bc". */
+static const unsigned char packed_run_fix[] = { 'a', 'b', 0, 0, 0xC0, 0x80, 0x01 };
+/* The last character needs two bytes, one is there. */
+static const unsigned char packed_short[] = { 'a', 0, 0, 0x80, 'a' };
+/* U+D800 alone. */
+static const unsigned char packed_surrogate[] = { 'a', 0, 0, 0x80, 0x00, 0xd8 };
+static const unsigned char packed_backslash[] = { 'a', 0, 0, 0xA0, 'a', 0, '\\', 0 };
+
+struct row4 {
+	const char *what;
+	const char *before;
+	unsigned flags;
+	unsigned long mode;
+	const void *name;
+	size_t n;
+	const char *data;
+	int bad_crc, bad;
+	const char *want;
+};
+
+#define TXT(t) (t), sizeof(t) - 1
+#define BIN(t) (t), sizeof(t)
+
+static const struct row4 rows4[] = {
+	{ "RAR 4: a UTF-8 name flagged Unicode", "", U, REG, TXT(NFD), NULL, 0, 0, NFD },
+	{ "RAR 4: behind the rest of the previous data", "previous\x74", U, REG, TXT(NFD), NULL,
+	  0, 0, NFD },
+	{ "RAR 4: '\\' read as '/' in a UTF-8 name", "", U, REG, TXT("d\\" NFD), NULL, 0, 0,
+	  "d/" NFD },
+	{ "RAR 4: a packed name, each character both bytes", "", U, REG, BIN(packed_nfd), NULL,
+	  0, 0, NFD },
+	{ "RAR 4: packed low bytes, and one with the high byte", "", U, REG,
+	  BIN(packed_low_high), NULL, 0, 0, "ab\xc3\xa9\xc4\x81" },
+	{ "RAR 4: a packed run from the ASCII name", "", U, REG, BIN(packed_run), NULL, 0, 0,
+	  "xyz" },
+	{ "RAR 4: a packed run with the high byte and a correction", "", U, REG,
+	  BIN(packed_run_fix), NULL, 0, 0, "bc" },
+	{ "RAR 4: '\\' read as '/' in a packed name", "", U, REG, BIN(packed_backslash), NULL,
+	  0, 0, "a/" },
+	{ "RAR 4: a symlink, its target read with the header", "", U, 0120777, TXT(NFD), NFD, 0,
+	  0, NFD },
+	{ "RAR 4: a packed name cut short: refused", "", U, REG, BIN(packed_short), NULL, 0, 1, NULL },
+	{ "RAR 4: a packed unpaired surrogate: refused", "", U, REG, BIN(packed_surrogate), NULL,
+	  0, 1, NULL },
+	{ "RAR 4: a name not flagged Unicode: left to libarchive", "", 0, REG, TXT(NFD), NULL,
+	  0, 1, NULL },
+	{ "RAR 4: a file split across volumes: refused", "", U | 0x02, REG, TXT(NFD), NULL, 0, 1, NULL },
+	{ "RAR 4: a CRC that does not hold: refused", "", U, REG, TXT(NFD), NULL, 1, 1, NULL },
+	{ "RAR 4: data after a regular file's header: refused", "", U, REG, TXT(NFD), "data",
+	  0, 1, NULL },
+};
+
+static void rar4_rows(void)
+{
+	for (size_t i = 0; i < sizeof(rows4) / sizeof(rows4[0]); i++) {
+		const struct row4 *r = &rows4[i];
+		struct buf b = { .n = 0 };
+		unsigned char *p;
+		char *name;
+		int good;
+
+		put(&b, r->before, strlen(r->before));
+		r4(&b, r->flags, r->mode, r->name, r->n, r->data, r->bad_crc);
+		p = malloc(b.n);
+		memcpy(p, b.b, b.n);
+		good = rarraw_file4(p, b.n, &name) == (r->bad ? RARRAW_BAD : RARRAW_OK);
+		if (good && !r->bad)
+			good = name && strcmp(name, r->want) == 0;
+		tap_ok(good, "%s", r->what);
+		free(name);
+		free(p);
+	}
+}
+
 int main(void)
 {
 	for (size_t i = 0; i < sizeof(rows) / sizeof(rows[0]); i++) {
@@ -154,6 +274,7 @@ int main(void)
 		tap_ok(rarraw_file(p, 0, &f) == RARRAW_BAD, "no bytes: refused");
 		free(p);
 	}
+	rar4_rows();
 	tap_plan(tap_n);
 	return tap_done();
 }
