@@ -8,8 +8,9 @@
 # source, header and config.h.
 #
 # Environment: CLANG (default clang, then clang-14), FUZZ_CFLAGS (extra
-# flags), LIBARCHIVE_CFLAGS/LIBARCHIVE_LIBS, ZLIB_CFLAGS/ZLIB_LIBS and
-# GUNZIP_CFLAGS/GUNZIP_LIBS (from configure; pkg-config when unset).
+# flags), LIBARCHIVE_CFLAGS/LIBARCHIVE_LIBS, ZLIB_CFLAGS/ZLIB_LIBS,
+# LIBXML_CFLAGS/LIBXML_LIBS and GUNZIP_CFLAGS/GUNZIP_LIBS (from
+# configure; pkg-config when unset).
 # Exit 77 when clang cannot build a libFuzzer binary here, 1 on a build
 # error.
 set -u
@@ -45,6 +46,9 @@ fi
 : "${LIBARCHIVE_LIBS=$(pkg-config --libs libarchive 2>/dev/null || echo -larchive)}"
 : "${ZLIB_CFLAGS=$(pkg-config --cflags zlib 2>/dev/null)}"
 : "${ZLIB_LIBS=$(pkg-config --libs zlib 2>/dev/null || echo -lz)}"
+# a xar's table of contents read again (src/lib/xarraw.c)
+: "${LIBXML_CFLAGS=$(pkg-config --cflags libxml-2.0 2>/dev/null)}"
+: "${LIBXML_LIBS=$(pkg-config --libs libxml-2.0 2>/dev/null || echo -lxml2)}"
 # xz and zstd decoding (src/lib/decode.c), threads.
 : "${DECODE_LIBS=$(pkg-config --libs liblzma libzstd 2>/dev/null || echo -llzma -lzstd) -pthread}"
 # gzip's inflater (src/lib/gunzip.c): Intel ISA-L when configure chose it
@@ -59,8 +63,8 @@ tmp=$out.tmp.$$
 # shellcheck disable=SC2086
 "$CLANG" -fsanitize=fuzzer,address,undefined -fno-sanitize-recover=undefined \
 	-fno-omit-frame-pointer -g -O1 -Wall -Wextra -Wno-unused-parameter \
-	-I"$builddir" -I"$srcdir/include" -I"$srcdir/src/cli" $LIBARCHIVE_CFLAGS $ZLIB_CFLAGS ${GUNZIP_CFLAGS:-} \
-	${FUZZ_CFLAGS:-} -o "$tmp" "$harness" "$@" $LIBARCHIVE_LIBS $ZLIB_LIBS ${GUNZIP_LIBS:-} $DECODE_LIBS -lz
+	-I"$builddir" -I"$srcdir/include" -I"$srcdir/src/cli" $LIBARCHIVE_CFLAGS $ZLIB_CFLAGS $LIBXML_CFLAGS ${GUNZIP_CFLAGS:-} \
+	${FUZZ_CFLAGS:-} -o "$tmp" "$harness" "$@" $LIBARCHIVE_LIBS $ZLIB_LIBS $LIBXML_LIBS ${GUNZIP_LIBS:-} $DECODE_LIBS -lz
 rc=$?
 if [ $rc -ne 0 ]; then
 	rm -f "$tmp"
