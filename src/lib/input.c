@@ -22,6 +22,7 @@
 #include "input.h"
 #include "internal.h"
 #include "isoraw.h"
+#include "lharaw.h"
 #include "map.h"
 #include "paxraw.h"
 #include "rarraw.h"
@@ -1534,6 +1535,18 @@ static void raw_rar4_names(struct archive_entry *e, const unsigned char *p, size
 	free(name);
 }
 
+/* The same for an lha entry whose extended headers make libarchive
+ * convert its name (lharaw.h). */
+static void raw_lha_names(struct archive_entry *e, const unsigned char *p, size_t len)
+{
+	char *path;
+
+	if (!locale_is_utf8() || lharaw_path(p, len, &path) != LHARAW_OK)
+		return;
+	stored_name(e, path, false);
+	free(path);
+}
+
 /* Give E the names as the archive stores them, where libarchive's
  * conversion may have composed them. */
 static void raw_names(struct source *s, struct archive *a, struct archive_entry *e)
@@ -1569,6 +1582,10 @@ static void raw_names(struct source *s, struct archive *a, struct archive_entry 
 	case ARCHIVE_FORMAT_RAR:
 		if (header_bytes(s, a, &p, &len))
 			raw_rar4_names(e, p, len);
+		break;
+	case ARCHIVE_FORMAT_LHA:
+		if (header_bytes(s, a, &p, &len))
+			raw_lha_names(e, p, len);
 		break;
 	default:
 		break;
