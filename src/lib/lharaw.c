@@ -168,14 +168,44 @@ enum lharaw_result lharaw_path(const unsigned char *p, size_t n, char **path)
 	*path = NULL;
 	/* The one header, its CRC holding, that ends where libarchive
 	 * stopped. */
-	for (size_t q = 0; q + 28 <= n || (q + 24 <= n && p[q + 20] == 2); q++) {
+	for (size_t q = 0; q + 24 <= n; q++) {
 		const unsigned char *h = p + q, *stop;
 		struct part d = { NULL, 0, AS_IS }, f = { NULL, 0, AS_IS };
 		uint16_t crc, stored = 0;
 		bool has_crc = false;
 		size_t fixed, hsize;
 
-		if (h[0 + 2] != '-' || h[6] != '-' || h[19] != 0x20)
+		if (h[0 + 2] != '-' || h[6] != '-')
+			continue;
+		if (h[20] == 1 && q + 27 <= n) {
+			/* Level 1: a header of H[0] + 2 bytes (its 8-bit sum at
+			 * H[1]) holding the name, the extended headers after it
+			 * (no CRC: the sum is all the check there is). */
+			size_t nlen = h[21];
+			unsigned char sum = 0;
+
+			hsize = (size_t)h[0] + 2;
+			if (nlen > 230 || hsize < 27 + nlen || hsize > (size_t)(end - h) ||
+			    memchr(h + 22, 0xff, nlen))
+				continue;
+			for (size_t i = 2; i < hsize; i++)
+				sum = (unsigned char)(sum + h[i]);
+			if (sum != h[1] ||
+			    !walk(h, h + hsize - 2, end, 2, &stop, &d, &f, &crc, &stored, &has_crc) ||
+			    stop != end)
+				continue;
+			if (!f.p) {
+				f.p = h + 22;
+				f.n = nlen;
+			}
+			if (found)
+				return LHARAW_BAD;
+			found = true;
+			dir = d;
+			file = f;
+			continue;
+		}
+		if (h[19] != 0x20)
 			continue;
 		if (h[20] == 2) {
 			fixed = 24;
@@ -216,6 +246,9 @@ enum lharaw_result lharaw_path(const unsigned char *p, size_t n, char **path)
 		return LHARAW_BAD;
 	}
 	out[o] = '\0';
+	/* libarchive's one change to every lha path */
+	for (char *c = out; (c = strchr(c, '\\')) != NULL; c++)
+		*c = '/';
 	*path = out;
 	return LHARAW_OK;
 }

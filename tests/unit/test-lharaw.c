@@ -165,6 +165,65 @@ static void header(struct buf *b, const struct row *r)
 	}
 }
 
+/* Level 1: the base header names BASE; the extended headers after it a
+ * UTF-16 name (when NAME), none else. */
+static void level1(struct buf *b, const char *base, const char *name, int bad_sum)
+{
+	size_t start = b->n, nlen = strlen(base);
+	struct buf e = { .n = 0 };
+	unsigned char u[256], sum = 0;
+
+	if (name)
+		ext(&e, 2, 0x44, u, u16(name, u, 0));
+	put16(&e, 0);
+	put8(b, (unsigned)(27 + nlen - 2));
+	put8(b, 0);			/* the sum, below */
+	put(b, "-lh0-", 5);
+	put32(b, e.n - 2);		/* the extended headers count as data */
+	put32(b, 0);
+	put32(b, 0x5a210000);
+	put8(b, 0x20);
+	put8(b, 1);
+	put8(b, (unsigned)nlen);
+	put(b, base, nlen);
+	put16(b, 0);
+	put8(b, 'U');
+	put(b, e.b, e.n);
+	for (size_t i = start + 2; i < start + 27 + nlen; i++)
+		sum = (unsigned char)(sum + b->b[i]);
+	b->b[start + 1] = (unsigned char)(sum + (bad_sum ? 1 : 0));
+}
+
+static void level1_rows(void)
+{
+	static const struct {
+		const char *what, *base, *name;
+		int bad_sum, bad;
+		const char *want;
+	} r1[] = {
+		{ "level 1: a UTF-16 name after the base header", "X", NFD, 0, 0, NFD },
+		{ "level 1: the base name, '\\' read as '/'", "a\\b", NULL, 0, 0, "a/b" },
+		{ "level 1: a sum that does not hold: refused", "X", NFD, 1, 1, NULL },
+	};
+
+	for (size_t i = 0; i < sizeof(r1) / sizeof(r1[0]); i++) {
+		struct buf b = { .n = 0 };
+		unsigned char *p;
+		char *path;
+		int good;
+
+		level1(&b, r1[i].base, r1[i].name, r1[i].bad_sum);
+		p = malloc(b.n);
+		memcpy(p, b.b, b.n);
+		good = lharaw_path(p, b.n, &path) == (r1[i].bad ? LHARAW_BAD : LHARAW_OK);
+		if (good && !r1[i].bad)
+			good = path && strcmp(path, r1[i].want) == 0;
+		tap_ok(good, "%s", r1[i].what);
+		free(path);
+		free(p);
+	}
+}
+
 int main(void)
 {
 	for (size_t i = 0; i < sizeof(rows) / sizeof(rows[0]); i++) {
@@ -185,6 +244,7 @@ int main(void)
 		free(path);
 		free(p);
 	}
+	level1_rows();
 	tap_plan(tap_n);
 	return tap_done();
 }
