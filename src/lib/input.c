@@ -1524,27 +1524,13 @@ static void raw_rar5_names(struct archive_entry *e, const unsigned char *p, size
 	}
 }
 
-/* The same for a RAR 4 entry whose name is flagged Unicode (rarraw.h). */
-static void raw_rar4_names(struct archive_entry *e, const unsigned char *p, size_t len)
+/* NAME, which a reader made (NULL: none), as E's name; freed.  A RAR 4
+ * name flagged Unicode (rarraw.h), an lha path (lharaw.h). */
+static void taken_name(struct archive_entry *e, char *name)
 {
-	char *name;
-
-	if (!locale_is_utf8() || rarraw_file4(p, len, &name) != RARRAW_OK)
-		return;
-	stored_name(e, name, false);
+	if (name)
+		stored_name(e, name, false);
 	free(name);
-}
-
-/* The same for an lha entry whose extended headers make libarchive
- * convert its name (lharaw.h). */
-static void raw_lha_names(struct archive_entry *e, const unsigned char *p, size_t len)
-{
-	char *path;
-
-	if (!locale_is_utf8() || lharaw_path(p, len, &path) != LHARAW_OK)
-		return;
-	stored_name(e, path, false);
-	free(path);
 }
 
 /* Give E the names as the archive stores them, where libarchive's
@@ -1552,6 +1538,7 @@ static void raw_lha_names(struct archive_entry *e, const unsigned char *p, size_
 static void raw_names(struct source *s, struct archive *a, struct archive_entry *e)
 {
 	const unsigned char *p;
+	char *name;
 	size_t len;
 
 	switch (archive_format(a) & ARCHIVE_FORMAT_BASE_MASK) {
@@ -1580,12 +1567,12 @@ static void raw_names(struct source *s, struct archive *a, struct archive_entry 
 			raw_rar5_names(e, p, len);
 		break;
 	case ARCHIVE_FORMAT_RAR:
-		if (header_bytes(s, a, &p, &len))
-			raw_rar4_names(e, p, len);
+		if (header_bytes(s, a, &p, &len) && rarraw_file4(p, len, &name) == RARRAW_OK)
+			taken_name(e, name);
 		break;
 	case ARCHIVE_FORMAT_LHA:
-		if (header_bytes(s, a, &p, &len))
-			raw_lha_names(e, p, len);
+		if (header_bytes(s, a, &p, &len) && lharaw_path(p, len, &name) == LHARAW_OK)
+			taken_name(e, name);
 		break;
 	default:
 		break;
